@@ -1,0 +1,151 @@
+"""The ledger: an append-only record of every charge, renderable as a table and as JSON.
+
+One entry per charge. A charge for a mechanism graph carries the graph's plan, step by step, in
+``steps``; the entry's own guarantee is what the graph costs as a whole (its steps do not add up
+when a random partition or a tight composition made the whole cheaper than the sum).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import threading
+from typing import Any, Iterator
+
+import attrs
+import numpy as np
+
+from .. import guarantees as _g
+
+
+def _plain(value: Any) -> Any:
+    """JSON-friendly copy of ledger parameters (numpy scalars, tuples, nested dicts)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+@attrs.frozen
+class PlanStep:
+    """One line of a plan: where in the graph, which mechanism or rule, at what cost."""
+
+    path: str
+    mechanism: str
+    guarantee: _g.Guarantee
+    rule: str
+    params: dict = attrs.field(factory=dict, converter=_plain)
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "mechanism": self.mechanism, "guarantee": _g.to_dict(self.guarantee),
+                "rule": self.rule, "params": self.params}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "PlanStep":
+        return cls(data["path"], data["mechanism"], _g.from_dict(data["guarantee"]), data["rule"], data["params"])
+
+
+@attrs.frozen
+class LedgerEntry:
+    """A charge: recorded *before* the step ran, so a crash after it never loses the charge."""
+
+    name: str
+    mechanism: str
+    relation: str
+    guarantee: _g.Guarantee
+    rule: str
+    params: dict = attrs.field(factory=dict, converter=_plain)
+    steps: tuple[PlanStep, ...] = attrs.field(default=(), converter=tuple)
+    time: str = attrs.field(factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds"))
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "mechanism": self.mechanism, "relation": self.relation,
+                "guarantee": _g.to_dict(self.guarantee), "rule": self.rule, "params": self.params,
+                "steps": [s.to_dict() for s in self.steps], "time": self.time}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "LedgerEntry":
+        return cls(data["name"], data["mechanism"], data["relation"], _g.from_dict(data["guarantee"]),
+                   data["rule"], data["params"], tuple(PlanStep.from_dict(s) for s in data["steps"]),
+                   data["time"])
+
+
+class Ledger:
+    """Append-only, thread-safe sequence of ``LedgerEntry`` (iterate, index, ``len``)."""
+
+    def __init__(self, entries: tuple[LedgerEntry, ...] = ()):
+        self._entries: list[LedgerEntry] = list(entries)
+        self._lock = threading.Lock()
+
+    def append(self, entry: LedgerEntry) -> None:
+        with self._lock:
+            self._entries.append(entry)
+
+    @property
+    def entries(self) -> tuple[LedgerEntry, ...]:
+        with self._lock:
+            return tuple(self._entries)
+
+    def __iter__(self) -> Iterator[LedgerEntry]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __getitem__(self, index):
+        return self.entries[index]
+
+    def to_dicts(self) -> list[dict]:
+        return [entry.to_dict() for entry in self.entries]
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dicts(), **kwargs)
+
+    def table(self, title: str = "ledger"):
+        """A ``rich`` table: one row per charge, its plan's steps indented beneath it."""
+        from rich.table import Table
+
+        table = Table(title=title, show_lines=False)
+        for column in ("#", "step", "mechanism", "guarantee", "rule", "parameters"):
+            table.add_column(column, overflow="fold")
+        for number, entry in enumerate(self.entries, start=1):
+            table.add_row(str(number), entry.name, entry.mechanism, str(entry.guarantee), entry.rule,
+                          _params_text(entry.params))
+            for step in entry.steps:
+                table.add_row("", f"  {step.path}", step.mechanism, str(step.guarantee), step.rule,
+                              _params_text(step.params), style="dim")
+        return table
+
+    def render(self, width: int = 140) -> str:
+        """The table as plain text (for logs, doctests and ``str``)."""
+        from rich.console import Console
+
+        console = Console(width=width, record=True, file=_Null(), color_system=None)
+        console.print(self.table())
+        return console.export_text()
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+def _params_text(params: dict) -> str:
+    def fmt(v):
+        return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+    return ", ".join(f"{k}={fmt(v)}" for k, v in params.items())
+
+
+class _Null:
+    def write(self, _text):
+        return 0
+
+    def flush(self):
+        pass

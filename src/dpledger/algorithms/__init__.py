@@ -1,0 +1,1 @@
+"""Built-in estimators (plugins registered on import)."""

@@ -1,0 +1,72 @@
+"""The words a mechanism graph is written in. Each returns a node; ``Graph(root, relation)``
+wraps the root. See docs/design.md for the graph format and docs/tutorial.md for an example."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .. import _validate
+from ..guarantees import Guarantee
+from ..mechanisms.base import Mechanism
+from .nodes import (Absorb, Conditional, HaltIf, PostProcess, Private, Release, Sequence, Split, Subsample,
+                    Transform)
+
+
+def release(name: str, mechanism: Mechanism, query: Callable, uses=()) -> Release:
+    """Release ``mechanism`` applied to ``query(data, **{u: output of u for u in uses})``."""
+    return Release(name, mechanism, query, uses)
+
+
+def halt_if(name: str, mechanism: Mechanism, query: Callable, halt_when: Callable[[Any], bool], uses=()) -> HaltIf:
+    """A halting test: release the noisy statistic and halt the run when ``halt_when(noisy)``."""
+    return HaltIf(Release(name, mechanism, query, uses), halt_when)
+
+
+def conditional(given: str, node) -> Conditional:
+    """``node`` is private only if the halting test named ``given`` did not halt (Lemma A.4)."""
+    return Conditional(node, given)
+
+
+def sequence(*nodes, name: str = "main") -> Sequence:
+    """Run ``nodes`` in order (adaptive sequential composition; Lemma A.4 when halting inside)."""
+    return Sequence(name, nodes)
+
+
+def split(partition, *branches, name: str = "split") -> Split:
+    """Random partition: branch i runs on part i; total (max ε, max δ) (Lemma C.15 argument)."""
+    return Split(name, partition, branches)
+
+
+def absorb(node, gamma: float) -> Absorb:
+    """``node`` is private except with probability ``gamma`` over its coins (Fact I.3)."""
+    _validate.probability("gamma", gamma)
+    return Absorb(node, float(gamma))
+
+
+def transform(name: str, fn: Callable, node, stability: int = 1) -> Transform:
+    """Run ``node`` on ``fn(data)``; ``stability`` k > 1 charges group privacy for k steps."""
+    return Transform(name, fn, node, _validate.integer("stability", stability, minimum=1))
+
+
+def group(node, k: int, name: str | None = None) -> Transform:
+    """``node`` sees inputs up to ``k`` neighbour-steps apart: group privacy (kε, k e^{(k-1)ε} δ)."""
+    return transform(name or f"{node.name}_group", _identity, node, k)
+
+
+def subsample(sampler, node, name: str = "subsample") -> Subsample:
+    """Run ``node`` on a ``PoissonSample`` or ``SampleWithoutReplacement`` of the rows."""
+    return Subsample(name, sampler, node)
+
+
+def postprocess(name: str, fn: Callable, uses=()) -> PostProcess:
+    """``fn(**outputs named in uses)``: never sees data, costs nothing (Lemma A.2)."""
+    return PostProcess(name, fn, uses)
+
+
+def private(name: str, fn: Callable, guarantee: Guarantee, source: str, uses=(), params=None) -> Private:
+    """A step proven private elsewhere: ``fn(data, rng, **uses)`` with ``guarantee`` by ``source``."""
+    return Private(name, fn, guarantee, source, uses, dict(params or {}))
+
+
+def _identity(data):
+    return data

@@ -1,0 +1,65 @@
+"""A mechanism graph (a root node, the neighbouring relation it is private under) and its plan."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import attrs
+import numpy as np
+
+from .. import guarantees as _g
+from ..accountant.ledger import PlanStep
+from ..relations import Relation
+from .nodes import Halt, PlanContext, RunState
+
+
+@attrs.frozen
+class Plan:
+    """What a graph costs, computed without data: the total, the top rule and every step."""
+
+    name: str
+    relation: Relation
+    guarantee: _g.Guarantee
+    rule: str
+    steps: tuple[PlanStep, ...]
+    event: Any = None
+
+    def __str__(self) -> str:
+        lines = [f"{self.name}: {self.guarantee} under {self.relation} by {self.rule}"]
+        lines += [f"  {s.path}: {s.mechanism} {s.guarantee} [{s.rule}]" for s in self.steps]
+        return "\n".join(lines)
+
+
+@attrs.frozen
+class Graph:
+    """A private estimator: ``root`` node, ``relation`` it is private under, optional input check.
+
+    ``check_input(data)`` (beyond the relation's own validation) refuses bad input before any
+    charge, e.g. a dataset whose size differs from the public n.
+    """
+
+    root: Any
+    relation: Relation = attrs.field(validator=attrs.validators.instance_of(Relation))
+    name: str = attrs.field()
+    check_input: Callable | None = None
+    description: str = ""
+
+    @name.default
+    def _name(self) -> str:
+        return self.root.name
+
+    def plan(self) -> Plan:
+        p = self.root.plan(PlanContext(self.relation).child(self.root.name))
+        return Plan(self.name, self.relation, p.guarantee, p.rule, p.steps, p.event)
+
+    def validate(self, data):
+        data = self.relation.validate(data)
+        return data if self.check_input is None else self.check_input(data)
+
+    def execute(self, data, rng: np.random.Generator) -> tuple[Any, str | None, dict]:
+        """Run on already validated data: (output, halting test that fired or None, all outputs)."""
+        state = RunState(rng)
+        try:
+            return self.root.execute(data, state), None, state.outputs
+        except Halt as halt:
+            return None, halt.test, state.outputs

@@ -1,0 +1,374 @@
+"""Mechanism-graph nodes: what a private estimator is made of.
+
+A graph is a tree of nodes. Each node can ``plan`` (compute its guarantee and a step-by-step
+breakdown without data) and ``execute`` (run on data). Combinators in ``graph.combinators`` build
+them; users rarely touch these classes directly.
+
+Data flow: every node runs on the data handed to it (the graph's input, a part of a random
+split, a subsample, a transform's output); released values are stored under the node's name and
+later nodes read them by naming them in ``uses``. Post-processing nodes never see data.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import attrs
+import dp_accounting
+import numpy as np
+
+from .. import guarantees as _g
+from ..accountant import rules
+from ..accountant.ledger import PlanStep
+from ..errors import ConditionError, PrivacyError
+from ..mechanisms.base import Mechanism
+from ..mechanisms.partition import EdgeSplit, PoissonSample, RowSplit, SampleWithoutReplacement
+from ..relations import AddRemoveOne, EdgeAdjacency, Relation, ReplaceOne
+
+
+class Halt(Exception):
+    """Raised inside a run when a halting test fires; the run then outputs ⊥ (``None``)."""
+
+    def __init__(self, test: str):
+        super().__init__(test)
+        self.test = test
+
+
+@attrs.frozen
+class NodePlan:
+    """A node's planned cost. ``establishes``: halting tests later siblings may condition on;
+    ``halting``: it contains a halting test or conditional step (so Lemma A.4 governs it);
+    ``event``: a dp-accounting event when the whole node is one, for tight composition."""
+
+    guarantee: _g.Guarantee
+    rule: str
+    steps: tuple[PlanStep, ...]
+    produces: frozenset[str] = frozenset()
+    establishes: frozenset[str] = frozenset()
+    halting: bool = False
+    event: Any = None
+
+
+@attrs.frozen
+class PlanContext:
+    """What planning knows at a node: the relation, the path, earlier outputs and halting tests."""
+
+    relation: Relation
+    path: str = ""
+    available: frozenset[str] = frozenset()
+    established: frozenset[str] = frozenset()
+
+    def child(self, name: str, **changes) -> "PlanContext":
+        path = f"{self.path}/{name}" if self.path else name
+        return attrs.evolve(self, path=path, **changes)
+
+
+class RunState:
+    """Mutable state of one execution: the generator and the outputs released so far."""
+
+    def __init__(self, rng: np.random.Generator):
+        self.rng = rng
+        self.outputs: dict[str, Any] = {}
+
+    def inputs(self, uses: tuple[str, ...]) -> dict[str, Any]:
+        return {name: self.outputs[name] for name in uses}
+
+
+def _check_uses(node, ctx: PlanContext) -> None:
+    missing = [u for u in node.uses if u not in ctx.available]
+    if missing:
+        raise PrivacyError(
+            f"step {ctx.path!r} uses {missing} which no earlier step releases; "
+            f"earlier outputs: {sorted(ctx.available) or 'none'}"
+        )
+
+
+def _uses(value) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _name(value) -> str:
+    if not isinstance(value, str) or not value or "/" in value:
+        raise ValueError(f"a step name must be a non-empty string without '/', got {value!r}")
+    return value
+
+
+@attrs.frozen
+class Release:
+    """Apply ``mechanism`` to ``query(data, **uses)``: the mechanism's guarantee, by its lemma."""
+
+    name: str = attrs.field(converter=_name)
+    mechanism: Mechanism
+    query: Callable
+    uses: tuple[str, ...] = attrs.field(default=(), converter=_uses)
+
+    def plan(self, ctx: PlanContext) -> NodePlan:
+        _check_uses(self, ctx)
+        if not isinstance(self.mechanism, Mechanism):
+            raise TypeError(f"step {ctx.path!r}: mechanism must be a dpledger Mechanism, got {self.mechanism!r}")
+        g = self.mechanism.guarantee()
+        step = PlanStep(ctx.path, self.mechanism.kind, g, self.mechanism.source, self.mechanism.params())
+        return NodePlan(g, self.mechanism.source, (step,), frozenset({self.name}), event=self.mechanism.dp_event())
+
+    def execute(self, data, state: RunState):
+        value = self.query(data, **state.inputs(self.uses))
+        state.outputs[self.name] = out = self.mechanism.release(value, state.rng)
+        return out
+
+
+@attrs.frozen
+class HaltIf:
+    """A halting test: run ``release`` and halt the whole run if ``halt_when(noisy value)`` holds.
+
+    Later steps may be ``conditional`` on this test not halting (Lemma A.4).
+    """
+
+    release: Release
+    halt_when: Callable[[Any], bool]
+
+    @property
+    def name(self) -> str:
+        return self.release.name
+
+    def plan(self, ctx: PlanContext) -> NodePlan:
+        base = self.release.plan(ctx)
+        rule = f"halting test; {base.rule}"
+        step = attrs.evolve(base.steps[0], rule=rule)
+        return attrs.evolve(base, rule=rule, steps=(step,), establishes=frozenset({self.name}),
+                            halting=True, event=None)
+
+    def execute(self, data, state: RunState):
+        out = self.release.execute(data, state)
+        if bool(self.halt_when(out)):
+            raise Halt(self.name)
+        return out
+
+
+@attrs.frozen
+class Conditional:
+    """A step whose guarantee holds only under the condition that test ``given`` did not halt."""
+
+    node: Any
+    given: str
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    def plan(self, ctx: PlanContext) -> NodePlan:
+        if self.given not in ctx.established:
+            raise ConditionError(
+                f"step {ctx.path!r} is private only if halting test {self.given!r} did not halt, but no "
+                f"such test runs before it in the same sequence (established: {sorted(ctx.established) or 'none'})"
+            )
+        inner = self.node.plan(ctx)
+        rule = f"DP under condition '{self.given}' did not halt (Lemma A.4)"
+        return attrs.evolve(inner, rule=rule, halting=True, event=None)
+
+    def execute(self, data, state: RunState):
+        return self.node.execute(data, state)
+
+
+@attrs.frozen
+class Sequence:
+    """Run children in order; each may use earlier outputs. Basic composition, or Lemma A.4
+    (halting composition, also the sum) when a halting test or conditional step is inside."""
+
+    name: str = attrs.field(converter=_name)
+    nodes: tuple = attrs.field(converter=tuple)
+
+    def __attrs_post_init__(self):
+        if not self.nodes:
+            raise ValueError(f"sequence {self.name!r} needs at least one step")
+        names = [n.name for n in self.nodes]
+        if len(set(names)) != len(names):
+            raise ValueError(f"sequence {self.name!r} has repeated step names: {names}")
+
+    def plan(self, ctx: PlanContext) -> NodePlan:
+        plans, available, established = [], ctx.available, ctx.established
+        for node in self.nodes:
+            p = node.plan(ctx.child(node.name, available=available, established=established))
+            plans.append(p)
+            available |= p.produces
+            established |= p.establishes
+        halting = any(p.halting for p in plans)
+        g = rules.compose_halting(*(p.guarantee for p in plans)) if halting else rules.compose(*(p.guarantee for p in plans))
+        rule = "halting composition (Lemma A.4)" if halting else "basic sequential composition"
+        events = [p.event for p in plans]
+        event = None if halting or any(e is None for e in events) else dp_accounting.ComposedDpEvent(events)
+        steps = tuple(s for p in plans for s in p.steps)
+        return NodePlan(g, rule, steps, available - ctx.available | {self.name},
+                        establishes=established - ctx.established, halting=halting, event=event)
+
+    def execute(self, data, state: RunState):
+        out = None
+        for node in self.nodes:
+            out = node.execute(data, state)
+        state.outputs[self.name] = out
+        return out
+
+
+_PARTITION_RELATIONS = {EdgeSplit: (EdgeAdjacency,), RowSplit: (ReplaceOne, AddRemoveOne)}
+
+
+@attrs.frozen
+class Split:
+    """Random partition of the input's units; branch i runs on part i (and may use earlier
+    outputs, including earlier branches'). Cost (max ε_i, max δ_i) (argument of Lemma C.15)."""
+
+    name: str = attrs.field(converter=_name)
+    partition: EdgeSplit | RowSplit
+    branches: tuple = attrs.field(converter=tuple)
+
+    def __attrs_post_init__(self):
+        if len(self.branches) != self.partition.n_parts:
+            raise ValueError(
+                f"split {self.name!r}: partition has {self.partition.n_parts} parts but {len(self.branches)} branches"
+            )
+
+    def plan(self, ctx: PlanContext) -> NodePlan:
+        allowed = _PARTITION_RELATIONS.get(type(self.partition), ())
+        if not isinstance(ctx.relation, allowed):
+            raise PrivacyError(
+                f"split {ctx.path!r}: {type(self.partition).__name__} is a random partition of the units of "
+                f"{' or '.join(r.__name__ for r in allowed)} neighbours, not of {ctx.relation!r}"
+            )
+        plans, available = [], ctx.available
+        for branch in self.branches:
+            # Conditions do not cross a partition boundary (conservative).
+            p = branch.plan(ctx.child(branch.name, available=available, established=frozenset()))
+            plans.append(p)
+            available |= p.produces
+        g = rules.random_partition(*(p.guarantee for p in plans))
+        rule = "random partition (Lemma C.15 argument)"
+        steps = tuple(s for p in plans for s in p.steps)
+        return NodePlan(g, rule, steps, available - ctx.available | {self.name},
+                        halting=any(p.halting for p in plans))
+
+    def execute(self, data, state: RunState):
+        out = None
+        for branch, part in zip(self.branches, self.partition.parts(data, state.rng)):
+            out = branch.execute(part, state)
+        state.outputs[self.name] = out
+        return out
+
+
+@attrs.frozen
+class Absorb:
+    """The child is (ε, δ)-DP with probability >= 1 - γ over its coins: (ε + 2γ, δ + γ) (Fact I.3)."""
+
+    node: Any
+    gamma: float
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    def plan(self, ctx: PlanContext) -> NodePlan:
+        inner = self.node.plan(ctx)
+        g = rules.absorb_failure(inner.guarantee, self.gamma)
+        rule = f"failure absorption, gamma={self.gamma:.3g} (Fact I.3)"
+        step = PlanStep(ctx.path, "absorb", g, rule, {"gamma": self.gamma})
+        return attrs.evolve(inner, guarantee=g, rule=rule, steps=inner.steps + (step,), event=None,
+                            establishes=frozenset())
+
+    def execute(self, data, state: RunState):
+        return self.node.execute(data, state)
+
+
+@attrs.frozen
+class Transform:
+    """Run the child on ``fn(data)``. ``stability`` k: neighbouring inputs map to inputs at most k
+    neighbour-steps apart, so the child's guarantee degrades by group privacy (standard)."""
+
+    name: str = attrs.field(converter=_name)
+    fn: Callable
+    node: Any
+    stability: int = 1
+
+    def plan(self, ctx: PlanContext) -> NodePlan:
+        inner = self.node.plan(ctx.child(self.node.name))
+        if self.stability == 1:
+            return attrs.evolve(inner, produces=inner.produces | {self.name})
+        g = rules.group_privacy(inner.guarantee, self.stability)
+        rule = f"{self.stability}-stable transform, group privacy"
+        step = PlanStep(ctx.path, "group", g, rule, {"k": self.stability})
+        return attrs.evolve(inner, guarantee=g, rule=rule, steps=inner.steps + (step,), event=None,
+                            produces=inner.produces | {self.name}, establishes=frozenset())
+
+    def execute(self, data, state: RunState):
+        state.outputs[self.name] = out = self.node.execute(self.fn(data), state)
+        return out
+
+
+@attrs.frozen
+class Subsample:
+    """Run the child on a random subsample: amplification by subsampling (Balle et al. 2018)."""
+
+    name: str = attrs.field(converter=_name)
+    sampler: PoissonSample | SampleWithoutReplacement
+    node: Any
+
+    def plan(self, ctx: PlanContext) -> NodePlan:
+        needed = AddRemoveOne if isinstance(self.sampler, PoissonSample) else ReplaceOne
+        if not isinstance(ctx.relation, needed):
+            raise PrivacyError(
+                f"subsample {ctx.path!r}: {type(self.sampler).__name__} amplifies under {needed.__name__}, "
+                f"not under {ctx.relation!r}"
+            )
+        inner = self.node.plan(ctx.child(self.node.name))
+        g = rules.amplify_by_subsampling(inner.guarantee, self.sampler.rate, ctx.relation)
+        event = None
+        if isinstance(self.sampler, PoissonSample) and isinstance(
+                inner.event, (dp_accounting.LaplaceDpEvent, dp_accounting.GaussianDpEvent)):
+            event = dp_accounting.PoissonSampledDpEvent(self.sampler.rate, inner.event)
+        rule = f"amplification by subsampling, rate={self.sampler.rate:.3g} (Balle et al. 2018)"
+        step = PlanStep(ctx.path, type(self.sampler).__name__, g, rule, {"rate": self.sampler.rate})
+        return attrs.evolve(inner, guarantee=g, rule=rule, steps=inner.steps + (step,), event=event,
+                            produces=inner.produces | {self.name}, establishes=frozenset())
+
+    def execute(self, data, state: RunState):
+        state.outputs[self.name] = out = self.node.execute(self.sampler.subsample(data, state.rng), state)
+        return out
+
+
+@attrs.frozen
+class PostProcess:
+    """``fn(**uses)`` on released outputs only, never the data: free (Lemma A.2)."""
+
+    name: str = attrs.field(converter=_name)
+    fn: Callable
+    uses: tuple[str, ...] = attrs.field(default=(), converter=_uses)
+
+    def plan(self, ctx: PlanContext) -> NodePlan:
+        _check_uses(self, ctx)
+        g = _g.PureDP(0.0)
+        step = PlanStep(ctx.path, "post-processing", g, "post-processing (Lemma A.2)")
+        return NodePlan(g, "post-processing (Lemma A.2)", (step,), frozenset({self.name}),
+                        event=dp_accounting.NoOpDpEvent())
+
+    def execute(self, data, state: RunState):
+        state.outputs[self.name] = out = self.fn(**state.inputs(self.uses))
+        return out
+
+
+@attrs.frozen
+class Private:
+    """A step whose guarantee is proven outside the graph: ``fn(data, rng, **uses)`` with the
+    stated ``guarantee`` and the ``source`` of its proof (shown in the ledger)."""
+
+    name: str = attrs.field(converter=_name)
+    fn: Callable
+    guarantee: _g.Guarantee = attrs.field(validator=lambda _, __, v: _g.check("guarantee", v))
+    source: str = attrs.field(validator=attrs.validators.instance_of(str))
+    uses: tuple[str, ...] = attrs.field(default=(), converter=_uses)
+    params: dict = attrs.field(factory=dict)
+
+    def plan(self, ctx: PlanContext) -> NodePlan:
+        _check_uses(self, ctx)
+        step = PlanStep(ctx.path, "private step", self.guarantee, self.source, self.params)
+        return NodePlan(self.guarantee, self.source, (step,), frozenset({self.name}))
+
+    def execute(self, data, state: RunState):
+        state.outputs[self.name] = out = self.fn(data, state.rng, **state.inputs(self.uses))
+        return out

@@ -1,0 +1,103 @@
+"""The estimator registry: names → factories (public parameters in, ``Graph`` out).
+
+Built-in estimators register when ``dpledger.algorithms`` is imported; third-party packages
+register either by calling ``@dpledger.register`` in a module named by an entry point of the
+group ``dpledger.estimators``, or by pointing that entry point at the factory itself (it is then
+registered under the entry point's name). Loading is lazy: the first lookup loads everything.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import inspect
+import threading
+from typing import Callable
+
+import attrs
+
+from .graph import Graph
+
+ENTRY_POINT_GROUP = "dpledger.estimators"
+
+_factories: dict[str, "EstimatorInfo"] = {}
+_lock = threading.RLock()
+_loaded = False
+
+
+@attrs.frozen
+class EstimatorInfo:
+    """A registered estimator: its name, factory, parameters and one-line summary."""
+
+    name: str
+    factory: Callable[..., Graph]
+
+    @property
+    def parameters(self) -> dict[str, inspect.Parameter]:
+        return dict(inspect.signature(self.factory).parameters)
+
+    @property
+    def summary(self) -> str:
+        return (inspect.getdoc(self.factory) or "").split("\n")[0]
+
+
+def register(name: str, *, replace: bool = False) -> Callable:
+    """Decorator: register ``factory(**public_params) -> Graph`` under ``name``."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"estimator name must be a non-empty string, got {name!r}")
+
+    def decorate(factory: Callable[..., Graph]) -> Callable[..., Graph]:
+        if not callable(factory):
+            raise TypeError(f"@register({name!r}) must decorate a callable factory, got {factory!r}")
+        with _lock:
+            existing = _factories.get(name)
+            if existing is not None and existing.factory is not factory and not replace:
+                raise ValueError(f"an estimator named {name!r} is already registered ({existing.factory!r}); "
+                                 "pass replace=True to override it")
+            _factories[name] = EstimatorInfo(name, factory)
+        return factory
+
+    return decorate
+
+
+def _load() -> None:
+    global _loaded
+    with _lock:
+        if _loaded:
+            return
+        _loaded = True
+        importlib.import_module("dpledger.algorithms")
+        for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            loaded = point.load()
+            if callable(loaded) and not inspect.ismodule(loaded):
+                register(point.name)(loaded)
+
+
+def estimators() -> list[str]:
+    """Names of every registered estimator, sorted."""
+    _load()
+    with _lock:
+        return sorted(_factories)
+
+
+def info(name: str) -> EstimatorInfo:
+    _load()
+    with _lock:
+        if name not in _factories:
+            known = ", ".join(sorted(_factories)) or "none"
+            raise KeyError(f"no estimator named {name!r}; registered: {known}")
+        return _factories[name]
+
+
+def estimator(name: str, **params) -> Graph:
+    """Build the graph of the estimator ``name`` for the given public parameters."""
+    entry = info(name)
+    signature = inspect.signature(entry.factory)
+    try:
+        signature.bind(**params)
+    except TypeError as exc:
+        raise TypeError(f"estimator {name!r} takes {list(signature.parameters)}: {exc}") from None
+    graph = entry.factory(**params)
+    if not isinstance(graph, Graph):
+        raise TypeError(f"factory of {name!r} returned {type(graph).__name__}, not a dpledger Graph")
+    return graph

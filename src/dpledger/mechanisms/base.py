@@ -1,0 +1,70 @@
+"""What every primitive mechanism offers, so that graphs, the accountant and the auditor can use
+any of them the same way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from .. import _random, _validate
+from ..guarantees import Guarantee
+
+
+class Mechanism:
+    """A noise or selection mechanism: a small frozen attrs class with
+
+    - ``guarantee()``: what it proves, given its parameters (the sensitivity is a *claim* about
+      the query it is applied to, under the graph's relation);
+    - ``dp_event()``: the ``dp_accounting`` event when one exists (for tight PLD composition);
+    - ``release(value, rng=None)``: one noisy answer for the exact query answer ``value``;
+    - ``sample(value, rng=None, size=1)``: ``size`` independent answers, batched (for audits);
+    - ``params()``: the numbers the ledger records (scale, sensitivity, ...);
+    - ``source``: the lemma or theorem that proves ``guarantee()``.
+    """
+
+    source: str = "unspecified"
+
+    def guarantee(self) -> Guarantee:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def dp_event(self):
+        return None
+
+    def params(self) -> dict[str, Any]:
+        return {k: v for k, v in attrs.asdict(self).items() if not isinstance(v, np.ndarray)}
+
+    @property
+    def kind(self) -> str:
+        return type(self).__name__
+
+    def release(self, value, rng: np.random.Generator | None = None):
+        return self._draw(self._check_value(value), _random.generator(rng), None)
+
+    def sample(self, value, rng: np.random.Generator | None = None, size: int = 1):
+        size = _validate.integer("size", size, minimum=1)
+        return self._draw(self._check_value(value), _random.generator(rng), size)
+
+    def _check_value(self, value):
+        return _validate.finite_array("value", value, min_size=1)
+
+    def _draw(self, value, rng: np.random.Generator, size: int | None):  # pragma: no cover
+        raise NotImplementedError
+
+
+def epsilon_field():
+    return attrs.field(converter=lambda v: _validate.positive("epsilon", v))
+
+
+def delta_field():
+    return attrs.field(converter=lambda v: _validate.probability("delta", v, low_open=True))
+
+
+def sensitivity_field(default: float = 1.0):
+    return attrs.field(default=default, converter=lambda v: _validate.positive("sensitivity", v))
+
+
+def shaped(noise_shape: tuple[int, ...], size: int | None) -> tuple[int, ...]:
+    """Noise shape for one release (``size`` None) or a batch with a leading axis."""
+    return noise_shape if size is None else (size, *noise_shape)

@@ -1,0 +1,89 @@
+"""Data-independent random partitions and subsamples of an input's units (edges or rows).
+
+They cost nothing by themselves; what they buy is a composition rule. ``EdgeSplit`` and
+``RowSplit`` put every unit in exactly one part, independently of the data, which is what the
+random-partition rule needs (argument of Lemma C.15). ``PoissonSample`` and
+``SampleWithoutReplacement`` feed amplification by subsampling.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from .. import _random, _validate
+from ..relations import EdgeAdjacency
+
+
+def _probabilities(value) -> tuple[float, ...]:
+    probs = tuple(_validate.probability(f"probabilities[{i}]", p, low_open=True) for i, p in enumerate(value))
+    if len(probs) < 2 or abs(sum(probs) - 1.0) > 1e-12:
+        raise ValueError(f"probabilities must list at least two parts and sum to 1, got {value!r}")
+    return probs
+
+
+@attrs.frozen
+class EdgeSplit:
+    """Each edge of a graph goes to G1 with probability ``probability``, else to G2 (Alg. C.12)."""
+
+    probability: float = attrs.field(
+        default=0.5, converter=lambda v: _validate.probability("probability", v, low_open=True)
+    )
+    n_parts = 2
+
+    def parts(self, graph, rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
+        adjacency = EdgeAdjacency.adjacency(graph)
+        rng = _random.generator(rng)
+        coins = np.triu(rng.random(adjacency.shape) < self.probability, k=1)
+        coins = coins | coins.T
+        first = np.where(coins, adjacency, 0.0)
+        return first, adjacency - first
+
+
+@attrs.frozen
+class RowSplit:
+    """Each row goes to part i with probability ``probabilities[i]``, independently."""
+
+    probabilities: tuple[float, ...] = attrs.field(default=(0.5, 0.5), converter=_probabilities)
+
+    @property
+    def n_parts(self) -> int:
+        return len(self.probabilities)
+
+    def parts(self, data, rng: np.random.Generator | None = None) -> tuple[np.ndarray, ...]:
+        rows = np.asarray(data)
+        labels = _random.generator(rng).choice(self.n_parts, size=rows.shape[0], p=self.probabilities)
+        return tuple(rows[labels == i] for i in range(self.n_parts))
+
+
+@attrs.frozen
+class PoissonSample:
+    """Keeps each row independently with probability ``rate`` (amplification under AddRemoveOne)."""
+
+    rate: float = attrs.field(converter=lambda v: _validate.probability("rate", v, low_open=True, high_open=False))
+
+    def subsample(self, data, rng: np.random.Generator | None = None) -> np.ndarray:
+        rows = np.asarray(data)
+        return rows[_random.generator(rng).random(rows.shape[0]) < self.rate]
+
+
+@attrs.frozen
+class SampleWithoutReplacement:
+    """Keeps ``size`` of the n rows, uniformly without replacement (amplification under ReplaceOne)."""
+
+    size: int = attrs.field(converter=lambda v: _validate.integer("size", v, minimum=1))
+    n: int = attrs.field(converter=lambda v: _validate.integer("n", v, minimum=1))
+
+    def __attrs_post_init__(self):
+        if self.size > self.n:
+            raise ValueError(f"size must be <= n, got size={self.size} > n={self.n}")
+
+    @property
+    def rate(self) -> float:
+        return self.size / self.n
+
+    def subsample(self, data, rng: np.random.Generator | None = None) -> np.ndarray:
+        rows = np.asarray(data)
+        if rows.shape[0] != self.n:
+            raise ValueError(f"data must have n={self.n} rows (public under ReplaceOne), got {rows.shape[0]}")
+        return rows[np.sort(_random.generator(rng).choice(self.n, size=self.size, replace=False))]

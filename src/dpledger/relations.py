@@ -1,0 +1,169 @@
+"""Neighbouring relations: which pairs of inputs a guarantee speaks about.
+
+A relation is an object, not a string, because the auditor needs it to *produce* neighbours of an
+input and to *check* that a pair it is given really is a neighbouring pair. Every mechanism graph
+is private with respect to exactly one relation, and the accountant refuses to mix them.
+
+- ``EdgeAdjacency``: graphs on the same vertex set whose edge sets differ in exactly one edge
+  (Definition C.1 of the SBM/GMM seed). Inputs are symmetric 0/1 adjacency matrices.
+- ``ReplaceOne``: datasets of n points with |Y ∩ Y'| >= n - 1 (Definition D.1): one point swapped.
+- ``AddRemoveOne``: one dataset is the other with one point added.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+from typing import Iterator
+
+import attrs
+import numpy as np
+import scipy.sparse as sp
+
+from . import _validate
+
+
+def _rows(data, name: str = "data") -> np.ndarray:
+    array = _validate.finite_array(name, data, min_size=0)
+    if array.ndim == 1:
+        array = array[:, None]
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be an (n,) or (n, d) array of points, got shape {array.shape}")
+    return array
+
+
+def _row_counter(rows: np.ndarray) -> collections.Counter:
+    return collections.Counter(row.tobytes() for row in np.ascontiguousarray(rows))
+
+
+def _multiset_difference(a: np.ndarray, b: np.ndarray) -> int:
+    """How many rows of ``a`` have no partner in ``b`` (datasets are multisets of points)."""
+    return sum((_row_counter(a) - _row_counter(b)).values())
+
+
+def _candidates(rows: np.ndarray, rng: np.random.Generator, count: int) -> np.ndarray:
+    """Replacement points spread over (and just beyond) the data's bounding box."""
+    lo, hi = rows.min(axis=0), rows.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    return rng.uniform(lo - span, hi + span, size=(count, rows.shape[1]))
+
+
+class Relation:
+    """Interface shared by the relations: a distance, a neighbour test, a neighbour generator."""
+
+    name: str = "relation"
+
+    def distance(self, a, b) -> float:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def are_neighbours(self, a, b) -> bool:
+        """True when ``a`` and ``b`` are at most one unit apart (identical inputs included)."""
+        return self.distance(a, b) <= 1
+
+    def neighbours(self, data, rng: np.random.Generator, count: int = 10) -> Iterator:
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def validate(self, data):
+        """The input in the form the relation speaks about, or a ``ValueError`` before any charge."""
+        array = _rows(data)
+        return array.reshape(np.shape(data)) if np.ndim(data) == 1 else array
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@attrs.frozen
+class EdgeAdjacency(Relation):
+    """Two graphs on vertex set [n] whose edge sets differ in exactly one edge (Definition C.1)."""
+
+    name = "edge-adjacency"
+
+    @staticmethod
+    def adjacency(data, name: str = "graph") -> np.ndarray:
+        """A dense symmetric 0/1 adjacency matrix with no self-loops, or a ``ValueError``."""
+        if sp.issparse(data):
+            data = data.toarray()
+        array = _validate.finite_array(name, data, ndim=2)
+        n = array.shape[0]
+        if array.shape != (n, n) or n < 2:
+            raise ValueError(f"{name} must be a square adjacency matrix with n >= 2, got shape {array.shape}")
+        if not np.all((array == 0) | (array == 1)):
+            raise ValueError(f"{name} must be unweighted: entries 0 or 1")
+        if not np.array_equal(array, array.T):
+            raise ValueError(f"{name} must be symmetric (an undirected graph)")
+        if np.any(np.diag(array)):
+            raise ValueError(f"{name} must have no self-loops (zero diagonal)")
+        return array
+
+    def validate(self, data) -> np.ndarray:
+        return self.adjacency(data)
+
+    def distance(self, a, b) -> float:
+        a, b = self.adjacency(a, "a"), self.adjacency(b, "b")
+        if a.shape != b.shape:
+            return math.inf
+        return float(np.count_nonzero(np.triu(a != b, k=1)))
+
+    def neighbours(self, data, rng: np.random.Generator, count: int = 10) -> Iterator[np.ndarray]:
+        """Graphs with one vertex pair toggled (an edge added or removed), pairs drawn at random."""
+        graph = self.adjacency(data)
+        n = graph.shape[0]
+        for _ in range(_validate.integer("count", count, minimum=1)):
+            i, j = rng.choice(n, size=2, replace=False)
+            other = graph.copy()
+            other[i, j] = other[j, i] = 1 - graph[i, j]
+            yield other
+
+
+@attrs.frozen
+class ReplaceOne(Relation):
+    """Datasets of n points with |Y ∩ Y'| >= n - 1: one point replaced (Definition D.1)."""
+
+    name = "replace-one"
+
+    def distance(self, a, b) -> float:
+        a, b = _rows(a, "a"), _rows(b, "b")
+        if a.shape != b.shape:
+            return math.inf
+        return float(_multiset_difference(a, b))
+
+    def neighbours(self, data, rng: np.random.Generator, count: int = 10) -> Iterator[np.ndarray]:
+        """Copies of ``data`` with one random row replaced by a point in or beyond its range."""
+        rows = _rows(data)
+        if rows.shape[0] == 0:
+            raise ValueError("data must have at least one point to have replace-one neighbours")
+        count = _validate.integer("count", count, minimum=1)
+        for point in _candidates(rows, rng, count):
+            other = rows.copy()
+            other[rng.integers(rows.shape[0])] = point
+            yield other.reshape(np.shape(data))
+
+
+@attrs.frozen
+class AddRemoveOne(Relation):
+    """One dataset equals the other with a single point added."""
+
+    name = "add-remove-one"
+
+    def distance(self, a, b) -> float:
+        a, b = _rows(a, "a"), _rows(b, "b")
+        if a.shape[1:] != b.shape[1:]:
+            return math.inf
+        return float(_multiset_difference(a, b) + _multiset_difference(b, a))
+
+    def neighbours(self, data, rng: np.random.Generator, count: int = 10) -> Iterator[np.ndarray]:
+        """Alternately ``data`` without one random row and with one new point appended."""
+        rows = _rows(data)
+        count = _validate.integer("count", count, minimum=1)
+        extra = _candidates(rows, rng, count) if rows.shape[0] else rng.normal(size=(count, rows.shape[1]))
+        for index in range(count):
+            if index % 2 == 0 and rows.shape[0] > 0:
+                yield np.delete(rows, rng.integers(rows.shape[0]), axis=0)
+            else:
+                yield np.vstack([rows, extra[index]])
+
+
+def check(name: str, value: object) -> Relation:
+    if not isinstance(value, Relation):
+        raise TypeError(f"{name} must be a Relation (EdgeAdjacency(), ReplaceOne(), AddRemoveOne()), got {value!r}")
+    return value
