@@ -122,7 +122,7 @@ class Accountant:
                 self.relation = check_relation("relation", relation)
             elif relation != self.relation:
                 raise PrivacyError(
-                    f"this accountant charges under {self.relation!r}; a step under {relation!r} cannot be "
+                    f"this accountant charges under {self.relation}; a step under {relation} cannot be "
                     "composed with it (use a separate accountant, or restate the step under the same relation)"
                 )
             if relation is None:

@@ -39,7 +39,8 @@ def split(partition, *branches, name: str = "split") -> Split:
 
 def absorb(node, gamma: float) -> Absorb:
     """``node`` is private except with probability ``gamma`` over its coins (Fact I.3)."""
-    _validate.probability("gamma", gamma)
+    if _validate.probability("gamma", gamma) > 0.5:
+        raise ValueError(f"gamma must be <= 1/2 for Fact I.3, got {gamma}")
     return Absorb(node, float(gamma))
 
 

@@ -1,0 +1,9 @@
+"""Test configuration: hypothesis is derandomised everywhere, so every run checks the same cases."""
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "dpledger", derandomize=True, deadline=None, max_examples=60,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("dpledger")

@@ -1,0 +1,165 @@
+"""Mechanism graphs: plans without data, charge-then-run, halting, conditions, partitions."""
+
+import dp_accounting
+import numpy as np
+import pytest
+
+import dpledger as dp
+from dpledger.mechanisms import (EdgeSplit, Gaussian, Laplace, PoissonSample, RowSplit, SampleWithoutReplacement,
+                                 TruncatedLaplace)
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def clipped_sum(x):
+    return float(np.clip(x, 0, 1).sum())
+
+
+def halting_graph(threshold):
+    """Release a noisy sum; halt if a one-sided noisy count is below ``threshold``; then a mean."""
+    return dp.Graph(dp.sequence(
+        dp.release("sum", Laplace(0.5), clipped_sum),
+        dp.halt_if("enough", TruncatedLaplace(0.25, 1e-6), clipped_sum, lambda v: v < threshold),
+        dp.conditional("enough", dp.release("mean", Gaussian(0.5, 1e-6, sensitivity=0.02),
+                                            lambda x: float(np.clip(x, 0, 1).mean()))),
+        name="pipeline"), relation=dp.ReplaceOne())
+
+
+def test_plan_needs_no_data_and_cites_lemma_a4():
+    plan = dp.Accountant(dp.ApproxDP(5, 1e-5)).plan(halting_graph(10))
+    assert plan.guarantee == dp.ApproxDP(1.25, 2e-6)
+    assert plan.rule == "halting composition (Lemma A.4)"
+    assert [s.path for s in plan.steps] == ["pipeline/sum", "pipeline/enough", "pipeline/mean"]
+    assert "condition 'enough'" in plan.steps[2].rule or "Gaussian" in plan.steps[2].rule
+
+
+def test_a_halted_run_is_charged_in_full_and_outputs_none():
+    acct = dp.Accountant(dp.ApproxDP(5, 1e-5))
+    data = rng().random(100)
+    halted = acct.run(halting_graph(threshold=1e9), data, rng=rng(1))
+    assert halted.halted and halted.output is None and halted.halted_by == "enough"
+    assert "mean" not in halted.outputs and "sum" in halted.outputs
+    ran = acct.run(halting_graph(threshold=-1e9), data, rng=rng(1))
+    assert not ran.halted and ran.output == ran.outputs["mean"]
+    assert [e.guarantee for e in acct.ledger] == [dp.ApproxDP(1.25, 2e-6)] * 2
+    assert acct.spent == dp.ApproxDP(2.5, 4e-6)
+
+
+def test_unestablished_condition_is_refused_at_plan_time():
+    orphan = dp.Graph(dp.sequence(
+        dp.conditional("check", dp.release("x", Laplace(1.0), clipped_sum)),
+        dp.halt_if("check", TruncatedLaplace(1.0, 1e-6), clipped_sum, lambda v: v < 0),
+    ), relation=dp.ReplaceOne())
+    acct = dp.Accountant(dp.ApproxDP(5, 1e-5))
+    with pytest.raises(dp.ConditionError, match="'check'"):
+        acct.plan(orphan)
+    with pytest.raises(dp.ConditionError):
+        acct.run(orphan, np.ones(5))
+    assert len(acct.ledger) == 0
+
+
+def test_conditions_do_not_cross_a_partition():
+    graph = dp.Graph(dp.split(RowSplit((0.5, 0.5)),
+                              dp.halt_if("test", TruncatedLaplace(1.0, 1e-6), clipped_sum, lambda v: v < 0),
+                              dp.conditional("test", dp.release("x", Laplace(1.0), clipped_sum))),
+                     relation=dp.ReplaceOne())
+    with pytest.raises(dp.ConditionError):
+        graph.plan()
+
+
+def test_random_partition_costs_the_maximum():
+    graph = dp.Graph(dp.split(
+        EdgeSplit(0.5),
+        dp.release("weak", Gaussian(1.0, 1e-6, sensitivity=2.0), lambda g: g.sum(axis=0)),
+        dp.release("vote", Laplace(1.0, sensitivity=2.0), lambda g, weak: g @ np.sign(weak), uses="weak"),
+        name="exact"), relation=dp.EdgeAdjacency())
+    plan = graph.plan()
+    assert plan.guarantee == dp.ApproxDP(1.0, 1e-6) and plan.rule.startswith("random partition")
+    adjacency = np.ones((6, 6)) - np.eye(6)
+    result = dp.Accountant(dp.ApproxDP(1.0, 1e-6)).run(graph, adjacency, rng=rng())
+    assert result.output.shape == (6,)
+
+
+def test_partitions_match_their_relation():
+    graph = dp.Graph(dp.split(EdgeSplit(), dp.release("a", Laplace(1.0), np.sum), dp.release("b", Laplace(1.0), np.sum)),
+                     relation=dp.ReplaceOne())
+    with pytest.raises(dp.PrivacyError, match="EdgeAdjacency"):
+        graph.plan()
+
+
+def test_uses_must_name_an_earlier_output():
+    graph = dp.Graph(dp.sequence(
+        dp.release("b", Laplace(1.0), lambda x, a: a, uses="a"),
+        dp.release("a", Laplace(1.0), clipped_sum)), relation=dp.ReplaceOne())
+    with pytest.raises(dp.PrivacyError, match="uses \\['a'\\]"):
+        graph.plan()
+    with pytest.raises(dp.PrivacyError):
+        dp.Graph(dp.postprocess("p", lambda z: z, uses="z"), relation=dp.ReplaceOne()).plan()
+
+
+def test_post_processing_is_free_and_sees_only_outputs():
+    graph = dp.Graph(dp.sequence(dp.release("s", Laplace(1.0), clipped_sum),
+                                 dp.postprocess("double", lambda s: 2 * s, uses="s")), relation=dp.ReplaceOne())
+    assert graph.plan().guarantee == dp.PureDP(1.0)
+    result = dp.Accountant(dp.PureDP(1.0)).run(graph, np.ones(4), rng=rng())
+    assert result.output == 2 * result.outputs["s"]
+
+
+def test_absorb_group_and_transform():
+    inner = dp.release("x", Gaussian(0.5, 1e-6), clipped_sum)
+    assert dp.Graph(dp.absorb(inner, 0.01), relation=dp.ReplaceOne()).plan().guarantee == dp.ApproxDP(0.52, 0.010001)
+    grouped = dp.Graph(dp.group(dp.release("x", Laplace(0.5), clipped_sum), 3), relation=dp.ReplaceOne()).plan()
+    assert grouped.guarantee == dp.PureDP(1.5) and "group privacy" in grouped.rule
+    same = dp.Graph(dp.transform("sq", np.square, dp.release("x", Laplace(0.5), clipped_sum)), relation=dp.ReplaceOne())
+    assert same.plan().guarantee == dp.PureDP(0.5)
+    with pytest.raises(ValueError, match="gamma"):
+        dp.absorb(inner, 0.7)
+
+
+def test_subsampling_checks_its_relation_and_amplifies():
+    poisson = dp.subsample(PoissonSample(0.01), dp.release("x", Laplace(1.0), clipped_sum))
+    plan = dp.Graph(poisson, relation=dp.AddRemoveOne()).plan()
+    assert plan.guarantee.epsilon == pytest.approx(np.log1p(0.01 * (np.e - 1)))
+    assert plan.event == dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.LaplaceDpEvent(1.0))
+    with pytest.raises(dp.PrivacyError, match="AddRemoveOne"):
+        dp.Graph(poisson, relation=dp.ReplaceOne()).plan()
+    wor = dp.subsample(SampleWithoutReplacement(10, 100), dp.release("x", Laplace(1.0), clipped_sum))
+    assert dp.Graph(wor, relation=dp.ReplaceOne()).plan().guarantee.epsilon == pytest.approx(np.log1p(0.1 * (np.e - 1)))
+
+
+def test_graph_events_compose_tightly_in_pld_mode():
+    gauss = [dp.release(f"g{i}", Gaussian(0.5, 1e-7), clipped_sum) for i in range(6)]
+    graph = dp.Graph(dp.sequence(*gauss), relation=dp.ReplaceOne())
+    acct = dp.Accountant(dp.ApproxDP(3.0, 1e-6), composition="pld")
+    acct.run(graph, np.ones(3), rng=rng())
+    assert acct.spent.epsilon < dp.compose(*[Gaussian(0.5, 1e-7).guarantee()] * 6).epsilon
+
+
+def test_bad_input_is_refused_before_any_charge():
+    acct = dp.Accountant(dp.ApproxDP(5, 1e-5))
+    graph = dp.Graph(dp.release("s", Laplace(1.0), clipped_sum), relation=dp.ReplaceOne(),
+                     check_input=lambda x: x if len(x) == 4 else (_ for _ in ()).throw(ValueError("need n=4")))
+    for bad in ([1.0, np.nan, 0.0, 0.0], [1.0, 2.0], "text"):
+        with pytest.raises((ValueError, TypeError)):
+            acct.run(graph, bad)
+    edge_graph = dp.Graph(dp.release("deg", Laplace(1.0, 2.0), lambda g: g.sum()), relation=dp.EdgeAdjacency())
+    edge_acct = dp.Accountant(dp.PureDP(5))
+    for bad in (np.ones((3, 3)), np.array([[0, 2], [2, 0]]), np.array([[0, 1], [0, 0]]), np.zeros((1, 1))):
+        with pytest.raises(ValueError):
+            edge_acct.run(edge_graph, bad)
+    assert len(acct.ledger) == 0 and len(edge_acct.ledger) == 0
+
+
+def test_graph_relation_must_match_the_accountant():
+    acct = dp.Accountant(dp.PureDP(5), relation=dp.EdgeAdjacency())
+    with pytest.raises(dp.PrivacyError):
+        acct.run(dp.Graph(dp.release("s", Laplace(1.0), clipped_sum), relation=dp.ReplaceOne()), np.ones(3))
+
+
+def test_step_names_are_checked():
+    with pytest.raises(ValueError, match="repeated"):
+        dp.sequence(dp.release("a", Laplace(1.0), np.sum), dp.release("a", Laplace(1.0), np.sum))
+    with pytest.raises(ValueError, match="name"):
+        dp.release("a/b", Laplace(1.0), np.sum)
