@@ -1,0 +1,124 @@
+"""Distinguishing events and their choice on the training half.
+
+An event is {s >= t}, {s <= t} or, for a discrete statistic, {s == v}. For each statistic, operator
+and direction, the threshold is the one maximising the ε lower bound the training counts would
+give at the audit's planned Bonferroni level: the training half plays the test half's role, so
+the choice trades a large probability ratio against counts large enough to bound it tightly.
+
+The training score is taken at the stricter level ``level / max(1, ln K)²`` for K candidate thresholds:
+the largest of K noisy training bounds is biased upwards, most in the far tails where counts are
+small, and without a penalty the search often picks a tail event that the test half then refutes
+(40 seeded audits of Laplace at ε = 0.1: worst case 0.76 of ε certified without it, 0.88 with
+it; Laplace at ε = 1 and the Gaussian mechanism are unchanged or better).
+
+All thresholds are scored at once: with both sides' training values sorted, the count of each
+event at every candidate threshold is one ``searchsorted`` (O(N log N) in total). Exact
+Clopper–Pearson scoring of a million thresholds would cost seconds, so thresholds are ranked by
+Wilson bounds and only the best ``RESCORED`` per family are scored exactly.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+from scipy import stats
+
+from .bounds import clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound, wilson_bounds
+from .outputs import Outputs
+from .statistics import Statistic
+
+RESCORED = 32
+#: a statistic with at most this many distinct integer training values also gets {s == v} events
+MAX_DISCRETE_VALUES = 256
+
+_OPERATIONS = {
+    ">=": lambda values, t: values >= t,
+    "<=": lambda values, t: values <= t,
+    "==": lambda values, t: values == t,
+}
+
+
+@attrs.frozen
+class Event:
+    """{statistic(output) op threshold}; halted runs are in it only for the halting statistics."""
+
+    statistic: Statistic
+    op: str
+    threshold: float
+
+    def count(self, outputs: Outputs) -> int:
+        """How many of ``outputs`` fall in the event (NaN statistics never do)."""
+        return int(np.count_nonzero(_OPERATIONS[self.op](self.statistic(outputs), self.threshold)))
+
+    def __str__(self) -> str:
+        return self.statistic.describe(self.op, self.threshold)
+
+
+@attrs.frozen
+class Candidate:
+    """An event chosen on training data, with the side it is more likely under.
+
+    ``reverse`` False: the bound is on ln(P[M(D) ∈ E]/P[M(D') ∈ E]); True: on the reverse ratio.
+    """
+
+    event: Event
+    reverse: bool
+    training_bound: float
+
+
+def _counts(sorted_values: np.ndarray, thresholds: np.ndarray) -> dict[str, np.ndarray]:
+    """Number of ``sorted_values`` in the event {s op t} at every threshold t, for each op."""
+    below = np.searchsorted(sorted_values, thresholds, "left")
+    up_to = np.searchsorted(sorted_values, thresholds, "right")
+    return {">=": len(sorted_values) - below, "<=": up_to, "==": up_to - below}
+
+
+def _best_threshold(first: np.ndarray, n_first: int, second: np.ndarray, n_second: int,
+                    delta: float, level: float) -> tuple[int, float]:
+    """Index of the threshold with the largest training bound for counts ``first`` over ``second``."""
+    z = float(stats.norm.isf(level))
+    lower, _ = wilson_bounds(first, n_first, z)
+    _, upper = wilson_bounds(second, n_second, z)
+    approximate = epsilon_lower_bound(lower, upper, delta)
+    top = np.argpartition(-approximate, RESCORED)[:RESCORED] if len(approximate) > RESCORED else np.arange(len(approximate))
+    exact = epsilon_lower_bound(clopper_pearson_lower(first[top], n_first, level),
+                                clopper_pearson_upper(second[top], n_second, level), delta)
+    best = int(np.argmax(exact))
+    return int(top[best]), float(exact[best])
+
+
+def search_events(statistic: Statistic, first: Outputs, second: Outputs, delta: float, level: float) -> list[Candidate]:
+    """The best event of every (operator, direction) for ``statistic`` on training outputs.
+
+    ``level`` is the planned level of each one-sided test bound; events whose training bound is
+    not positive are dropped (they would only spend Bonferroni budget).
+    """
+    values = statistic(first), statistic(second)
+    sizes = len(first), len(second)
+    ordered = [np.sort(v[~np.isnan(v)]) for v in values]
+    thresholds = np.unique(np.concatenate(ordered))
+    if thresholds.size == 0:
+        return []
+    ops = statistic.ops
+    if "==" not in ops and thresholds.size <= MAX_DISCRETE_VALUES and np.array_equal(thresholds, np.round(thresholds)):
+        ops = ops + ("==",)
+    selection_level = level / max(1.0, math.log(thresholds.size) ** 2)
+    counts = [_counts(side, thresholds) for side in ordered]
+    found = []
+    for op in ops:
+        for reverse in (False, True):
+            a, b = (1, 0) if reverse else (0, 1)
+            index, bound = _best_threshold(counts[a][op], sizes[a], counts[b][op], sizes[b], delta, selection_level)
+            if bound > 0:  # an event no more likely under one side than the other cannot certify anything
+                found.append(Candidate(Event(statistic, op, float(thresholds[index])), reverse, bound))
+    return found
+
+
+def choose_candidates(statistics: list[Statistic], first: Outputs, second: Outputs,
+                      delta: float, level: float, count: int) -> list[Candidate]:
+    """The ``count`` events with the largest training bounds over all statistics and directions."""
+    found = [c for statistic in statistics for c in search_events(statistic, first, second, delta, level)]
+    found.sort(key=lambda candidate: -candidate.training_bound)
+    return found[:count]

@@ -1,0 +1,135 @@
+"""``audit_pairs``: test a claimed (ε, δ) on given neighbouring pairs by sampling.
+
+Procedure, per pair (D, D'): draw ``samples`` outputs of M(D) and of M(D'), each split into a
+training and a test half from independent streams. On the training half, reduce outputs to scalar
+statistics and pick the ``events_per_pair`` events (with their direction) whose training counts
+give the largest ε lower bound. On the test half, each chosen (pair, direction, event) is one of
+m tests: Clopper–Pearson bounds p̲ on P[M(first) ∈ E] and p̄ on P[M(second) ∈ E], each one-sided
+at level α/(2m) with α = 1 − confidence, and ε_LB = ln((p̲ − δ)/p̄). By Bonferroni all 2m bounds
+hold together with probability >= confidence, so if the mechanism is (ε, δ)-DP for these pairs the
+audit reports a violation (max ε_LB > ε) with probability at most α, however many pairs it tries.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import Executor
+from typing import Callable, Iterable
+
+import numpy as np
+
+from .. import _validate
+from .bounds import (best_possible_bound, bonferroni_level, clopper_pearson_lower, clopper_pearson_upper,
+                     epsilon_lower_bound, minimum_test_samples)
+from .events import Candidate, choose_candidates
+from .outputs import Outputs
+from .report import AuditReport, EventTest, PairReport
+from .sampling import sample_pairs
+from .statistics import fit_statistics
+
+#: tests per pair: the best training event and the runner-up (typically the mirror-image event in
+#: the other direction), a fallback against an event the training half over-rated
+EVENTS_PER_PAIR = 2
+
+
+def _checked_pairs(pairs: Iterable, relation: object | None) -> list[tuple[object, object]]:
+    try:
+        pairs = list(pairs)
+    except TypeError:
+        raise TypeError(f"pairs must be an iterable of (D, D') pairs, got {type(pairs).__name__}") from None
+    if not pairs:
+        raise ValueError("pairs must contain at least one (D, D') pair, got none")
+    if relation is not None and not callable(getattr(relation, "are_neighbours", None)):
+        raise TypeError(f"relation must have an are_neighbours(a, b) method (e.g. dpledger.relations.ReplaceOne()), got {relation!r}")
+    for index, pair in enumerate(pairs):
+        if isinstance(pair, str) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise ValueError(f"pairs[{index}] must be a (D, D') pair of two inputs, got {type(pair).__name__}")
+        if relation is not None:
+            try:
+                neighbours = relation.are_neighbours(pair[0], pair[1])
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"pairs[{index}] cannot be checked under relation {relation}: {exc}") from exc
+            if not neighbours:
+                raise ValueError(f"pairs[{index}] is not a neighbouring pair under relation {relation}: the claimed "
+                                 "guarantee says nothing about it; audit neighbouring pairs only")
+    return [(pair[0], pair[1]) for pair in pairs]
+
+
+def _check_samples(samples: int, epsilon: float, delta: float, confidence: float, tests: int) -> None:
+    """Refuse a sample size with which no outcome at all could show a violation."""
+    level = bonferroni_level(confidence, tests)
+    minimum = max(2 * minimum_test_samples(epsilon, delta, level) - 1, 2)
+    if samples < minimum:
+        best = best_possible_bound(samples - samples // 2, level, delta)
+        raise ValueError(
+            f"samples={samples} is too few to audit epsilon={epsilon:g}, delta={delta:g} at confidence={confidence:g} "
+            f"with up to {tests} test(s): half the samples test the chosen events, and even an event that separates "
+            f"M(D) from M(D') perfectly would certify only ε >= {max(best, 0.0):.3g}. Use samples >= {minimum}.")
+
+
+def _evaluate(candidate: Candidate, test: tuple[Outputs, Outputs], delta: float, level: float) -> EventTest:
+    """Count the event on the test half and turn the counts into an ε lower bound."""
+    event = candidate.event
+    counts = (event.count(test[0]), event.count(test[1]))
+    sizes = (len(test[0]), len(test[1]))
+    first, second = (1, 0) if candidate.reverse else (0, 1)
+    p_lower = float(clopper_pearson_lower(counts[first], sizes[first], level))
+    p_upper = float(clopper_pearson_upper(counts[second], sizes[second], level))
+    return EventTest(
+        event=str(event), statistic=event.statistic.name, op=event.op, threshold=event.threshold,
+        direction="D'→D" if candidate.reverse else "D→D'", counts=counts, sizes=sizes,
+        p_lower=p_lower, p_upper=p_upper,
+        epsilon_lower_bound=max(0.0, float(epsilon_lower_bound(p_lower, p_upper, delta))),
+        training_bound=candidate.training_bound)
+
+
+def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: float, delta: float = 0.0,
+                samples: int = 100_000, confidence: float = 0.95, seed: int | None = None,
+                executor: Executor | None = None, relation: object | None = None, *,
+                events_per_pair: int = EVENTS_PER_PAIR) -> AuditReport:
+    """Audit the claim that ``fn`` is (``epsilon``, ``delta``)-DP on each neighbouring pair.
+
+    ``fn(data, rng)`` returns one output (scalar, vector, label vector, or None / a string for a
+    halted run); if it also takes a ``size`` keyword, ``fn(data, rng, size=m)`` must return m
+    outputs along the first axis and is called once per batch. ``samples`` outputs are drawn per
+    side of each pair (half choose events, half test them). ``seed`` None draws OS entropy; the
+    report's ``seed`` reproduces the audit. ``executor``: any ``concurrent.futures.Executor``
+    (then ``fn`` and the inputs must be picklable for process pools and clusters). ``relation``:
+    when given, every pair must be neighbouring under it. ``events_per_pair``: how many events
+    chosen on the training half are tested per pair (each costs Bonferroni budget).
+
+    A mechanism that raises is recorded in the report's ``errors`` (that pair is not audited,
+    ``ok`` is False); every other pair's tests stay valid.
+    """
+    start = time.perf_counter()
+    if not callable(fn):
+        raise TypeError(f"fn must be callable as fn(data, rng), got {type(fn).__name__}")
+    epsilon = _validate.nonnegative("epsilon", epsilon)
+    delta = _validate.probability("delta", delta)
+    confidence = _validate.probability("confidence", confidence, low_open=True)
+    samples = _validate.integer("samples", samples, minimum=2)
+    events_per_pair = _validate.integer("events_per_pair", events_per_pair, minimum=1)
+    if seed is not None:
+        seed = _validate.integer("seed", seed, minimum=0)
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise TypeError(f"executor must be a concurrent.futures.Executor (with .submit), got {type(executor).__name__}")
+    pairs = _checked_pairs(pairs, relation)
+    planned = len(pairs) * events_per_pair
+    _check_samples(samples, epsilon, delta, confidence, planned)
+
+    root = np.random.SeedSequence(seed)
+    half_sizes = (samples // 2, samples - samples // 2)
+    sampled = sample_pairs(fn, pairs, root.entropy, half_sizes, executor)
+    planned_level = bonferroni_level(confidence, planned)
+    chosen = [result if isinstance(result, str)
+              else choose_candidates(fit_statistics(*result.train), *result.train, delta, planned_level, events_per_pair)
+              for result in sampled]
+    tests = sum(len(c) for c in chosen if not isinstance(c, str))
+    level = bonferroni_level(confidence, max(tests, 1))
+    reports = tuple(
+        PairReport(index, (), error=candidates) if isinstance(candidates, str)
+        else PairReport(index, tuple(_evaluate(c, result.test, delta, level) for c in candidates))
+        for index, (result, candidates) in enumerate(zip(sampled, chosen)))
+    return AuditReport(claimed=(epsilon, delta), confidence=confidence, pairs=reports, samples=samples,
+                       test_samples=half_sizes[1], tests=tests, level=level,
+                       seconds=time.perf_counter() - start, seed=int(root.entropy))

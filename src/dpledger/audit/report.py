@@ -1,0 +1,157 @@
+"""What an audit found: per event, per pair, and overall (frozen attrs values)."""
+
+from __future__ import annotations
+
+import attrs
+
+SIDE_NAMES = {"D→D'": ("M(D)", "M(D')"), "D'→D": ("M(D')", "M(D)")}
+
+
+@attrs.frozen
+class EventTest:
+    """One (pair, direction, event) evaluated on the test half.
+
+    ``direction`` "D→D'" bounds ln((P[M(D) ∈ E] − δ)/P[M(D') ∈ E]); "D'→D" the reverse.
+    ``counts``/``sizes`` are in pair order (M(D), M(D')). ``p_lower`` bounds the numerator's
+    probability from below, ``p_upper`` the denominator's from above. ``epsilon_lower_bound`` is
+    max(0, ln((p̲ − δ)/p̄)): a bound below 0 says nothing, since ε >= 0 always.
+    ``training_bound`` is what the training half promised when the event was chosen.
+    """
+
+    event: str
+    statistic: str
+    op: str
+    threshold: float
+    direction: str
+    counts: tuple[int, int]
+    sizes: tuple[int, int]
+    p_lower: float
+    p_upper: float
+    epsilon_lower_bound: float
+    training_bound: float
+
+    def __str__(self) -> str:
+        first, second = SIDE_NAMES[self.direction]
+        order = (0, 1) if self.direction == "D→D'" else (1, 0)
+        (k1, k2), (n1, n2) = ([self.counts[i] for i in order], [self.sizes[i] for i in order])
+        return (f"ε >= {self.epsilon_lower_bound:.4g} from E = {{{self.event}}}: "
+                f"P[{first} ∈ E] >= {self.p_lower:.4g} ({k1}/{n1}), P[{second} ∈ E] <= {self.p_upper:.4g} ({k2}/{n2})")
+
+
+@attrs.frozen
+class AuditError:
+    """A pair whose sampling or analysis raised: ``message`` says where and what."""
+
+    pair: int
+    message: str
+
+
+@attrs.frozen
+class PairReport:
+    """All tests of one pair; the pair's bound is its best test's (0 when it has none)."""
+
+    index: int
+    tests: tuple[EventTest, ...]
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    @property
+    def best(self) -> EventTest | None:
+        return max(self.tests, key=lambda test: test.epsilon_lower_bound, default=None)
+
+    @property
+    def epsilon_lower_bound(self) -> float:
+        return self.best.epsilon_lower_bound if self.tests else 0.0
+
+    @property
+    def event(self) -> str | None:
+        """The best event in words, e.g. "projection on mean difference >= 0.731"."""
+        return self.best.event if self.tests else None
+
+    @property
+    def counts(self) -> tuple[int, int] | None:
+        return self.best.counts if self.tests else None
+
+    @property
+    def p_lower(self) -> float | None:
+        return self.best.p_lower if self.tests else None
+
+    @property
+    def p_upper(self) -> float | None:
+        return self.best.p_upper if self.tests else None
+
+    def __str__(self) -> str:
+        if self.failed:
+            return f"pair {self.index}: FAILED — {self.error}"
+        if not self.tests:
+            return f"pair {self.index}: no event looked promising on the training half (ε >= 0)"
+        return f"pair {self.index}: {self.best}"
+
+
+@attrs.frozen
+class AuditReport:
+    """Outcome of ``audit_pairs``.
+
+    ``claimed`` is (ε, δ); ``samples`` the outputs drawn per side of each pair (``test_samples`` of
+    them on the test half); ``tests`` the number m of (pair, direction, event) tests on the test
+    half; ``level`` = (1 − confidence)/(2m), the level of every one-sided Clopper–Pearson bound, so
+    that all bounds hold together with probability >= ``confidence``. ``seed`` is the entropy of the
+    root ``SeedSequence``: passing it back as ``seed`` reproduces the audit.
+    """
+
+    claimed: tuple[float, float]
+    confidence: float
+    pairs: tuple[PairReport, ...]
+    samples: int
+    test_samples: int
+    tests: int
+    level: float
+    seconds: float
+    seed: int
+
+    @property
+    def epsilon_lower_bound(self) -> float:
+        """Largest certified ε over pairs, directions and events (0 when nothing was certified)."""
+        return max((pair.epsilon_lower_bound for pair in self.pairs), default=0.0)
+
+    @property
+    def violation(self) -> bool:
+        """True when the certified ε exceeds the claimed ε: the claim is false at ``confidence``."""
+        return self.epsilon_lower_bound > self.claimed[0]
+
+    @property
+    def errors(self) -> tuple[AuditError, ...]:
+        return tuple(AuditError(pair.index, pair.error) for pair in self.pairs if pair.failed)
+
+    @property
+    def ok(self) -> bool:
+        """False when some pair failed: its outputs were not audited."""
+        return not self.errors
+
+    def to_dict(self) -> dict:
+        """JSON-ready dictionary, including the derived verdict."""
+        data = attrs.asdict(self)
+        for pair, report in zip(data["pairs"], self.pairs):
+            pair["epsilon_lower_bound"] = report.epsilon_lower_bound
+            pair["event"] = report.event
+        # the 128-bit seed as a string: JSON readers that parse numbers as doubles would round it
+        data.update(epsilon_lower_bound=self.epsilon_lower_bound, violation=self.violation, ok=self.ok, seed=str(self.seed))
+        return data
+
+    def __str__(self) -> str:
+        epsilon, delta = self.claimed
+        verdict = (f"VIOLATION: ε >= {self.epsilon_lower_bound:.4g} > claimed {epsilon:.4g}" if self.violation
+                   else f"no violation: certified ε >= {self.epsilon_lower_bound:.4g} <= claimed {epsilon:.4g}")
+        lines = [
+            f"Privacy audit of a claimed (ε={epsilon:.4g}, δ={delta:.3g}) at confidence {self.confidence:.6g}: {verdict}",
+            f"  {len(self.pairs)} pair(s), {self.samples} samples per side ({self.samples - self.test_samples} to choose "
+            f"events, {self.test_samples} to test), {self.tests} test(s), each bound at level {self.level:.3g} "
+            f"(Bonferroni), {self.seconds:.2f} s, seed {self.seed}",
+        ]
+        lines += [f"  {pair}" for pair in self.pairs]
+        if not self.ok:
+            lines.append(f"  INCOMPLETE: {len(self.errors)} pair(s) failed and were not audited")
+        return "\n".join(lines)

@@ -1,0 +1,193 @@
+"""Reductions of mechanism outputs to scalar statistics, fitted on the training half.
+
+An event on a scalar statistic is an event on the output, so any statistic is a valid test; good
+ones make the two output distributions easy to tell apart. ``fit_statistics`` looks at the
+training outputs of both sides of a pair and proposes:
+
+- scalar outputs: the output itself;
+- vectors: each coordinate (the ``MAX_COORDINATES`` with the largest standardised training-mean
+  difference when there are more), the projection on the difference of the training means, and
+  the ℓ2 norm;
+- integer (label) vectors, additionally: Hamming distance to the training mode of M(D) and the
+  count of +1 entries;
+- whenever a training run halted: the halting indicator, and the halt reason when several occur.
+
+Every statistic is NaN on halted runs except the halting ones, so threshold events never contain
+halted runs; the halting statistics cover those runs.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+import numpy as np
+from scipy import stats as scipy_stats
+
+from .outputs import Outputs
+
+MAX_COORDINATES = 16
+
+
+@attrs.frozen
+class Statistic:
+    """A map from outputs to one real number per run; ``name`` says what it is in words."""
+
+    name: ClassVar[str]
+    #: comparison operators searched for events; "==" is added for statistics seen to be discrete
+    ops: ClassVar[tuple[str, ...]] = (">=", "<=")
+
+    def __call__(self, outputs: Outputs) -> np.ndarray:
+        if outputs.shape is None:  # every run halted
+            return np.full(len(outputs), np.nan)
+        values = np.array(self._reduce(outputs.values), dtype=float)
+        values[outputs.halted] = np.nan
+        return values
+
+    def _reduce(self, values: np.ndarray) -> np.ndarray:
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def describe(self, op: str, threshold: float) -> str:
+        return f"{self.name} {op} {threshold:.6g}"
+
+
+@attrs.frozen
+class Output(Statistic):
+    """A scalar output itself."""
+
+    name = "output"
+
+    def _reduce(self, values: np.ndarray) -> np.ndarray:
+        return values[:, 0]
+
+
+@attrs.frozen
+class Coordinate(Statistic):
+    index: int
+    shape: tuple[int, ...]
+
+    @property
+    def name(self) -> str:
+        position = np.unravel_index(self.index, self.shape)
+        return f"coordinate {position[0] if len(position) == 1 else tuple(int(i) for i in position)}"
+
+    def _reduce(self, values: np.ndarray) -> np.ndarray:
+        return values[:, self.index]
+
+
+@attrs.frozen
+class MeanDifferenceProjection(Statistic):
+    """⟨x, u⟩ with u the unit vector along mean(M(D)) − mean(M(D')) on the training half."""
+
+    direction: np.ndarray = attrs.field(eq=False)
+    name = "projection on mean difference"
+
+    def _reduce(self, values: np.ndarray) -> np.ndarray:
+        return values @ self.direction
+
+
+@attrs.frozen
+class Norm(Statistic):
+    name = "ℓ2 norm"
+
+    def _reduce(self, values: np.ndarray) -> np.ndarray:
+        return np.linalg.norm(values, axis=1)
+
+
+@attrs.frozen
+class HammingToMode(Statistic):
+    """Number of entries that differ from the coordinate-wise training mode of M(D)."""
+
+    mode: np.ndarray = attrs.field(eq=False)
+    name = "Hamming distance to the mode of M(D)"
+
+    def _reduce(self, values: np.ndarray) -> np.ndarray:
+        return np.count_nonzero(values != self.mode, axis=1)
+
+
+@attrs.frozen
+class PlusOnes(Statistic):
+    name = "count of +1"
+
+    def _reduce(self, values: np.ndarray) -> np.ndarray:
+        return np.count_nonzero(values == 1, axis=1)
+
+
+@attrs.frozen
+class Halted(Statistic):
+    """1 for a halted run, 0 for a released output."""
+
+    name = "halted"
+    ops = ("==",)
+
+    def __call__(self, outputs: Outputs) -> np.ndarray:
+        return outputs.halted.astype(float)
+
+    def describe(self, op: str, threshold: float) -> str:
+        return "run halted" if threshold == 1 else "run released an output"
+
+
+@attrs.frozen
+class HaltReason(Statistic):
+    """Index of the run's halt reason in ``reasons`` (0 = released, reasons unseen in training: −1)."""
+
+    reasons: tuple[str, ...]
+    name = "halt reason"
+    ops = ("==",)
+
+    def __call__(self, outputs: Outputs) -> np.ndarray:
+        table = {reason: index for index, reason in enumerate(self.reasons)}
+        return np.array([table.get(reason, -1) for reason in outputs.reasons], dtype=float)
+
+    def describe(self, op: str, threshold: float) -> str:
+        index = int(threshold)
+        if index <= 0:
+            return "run released an output" if index == 0 else "run halted for a reason unseen in training"
+        return f"run halted with {self.reasons[index]}"
+
+
+def _standardised_mean_difference(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    spread = np.sqrt((first.var(axis=0) + second.var(axis=0)) / 2) + 1e-12
+    return np.abs(first.mean(axis=0) - second.mean(axis=0)) / spread
+
+
+def _vector_statistics(first: np.ndarray, second: np.ndarray, shape: tuple[int, ...]) -> list[Statistic]:
+    """Coordinates, mean-difference projection and norm (plus label statistics for integers)."""
+    width = first.shape[1]
+    if len(first) == 0 or len(second) == 0:
+        order = np.arange(width)
+    else:
+        order = np.argsort(-_standardised_mean_difference(first, second), kind="stable")
+    found: list[Statistic] = [Coordinate(int(i), shape) for i in np.sort(order[:MAX_COORDINATES])]
+    if len(first) and len(second):
+        difference = first.mean(axis=0) - second.mean(axis=0)
+        length = np.linalg.norm(difference)
+        if length > 0:
+            found.append(MeanDifferenceProjection(difference / length))
+    found.append(Norm())
+    both = np.concatenate([first, second])
+    if np.array_equal(both, np.round(both)):
+        if len(first):
+            found.append(HammingToMode(scipy_stats.mode(first, axis=0, keepdims=False).mode))
+        if np.any(both == 1):
+            found.append(PlusOnes())
+    return found
+
+
+def fit_statistics(first: Outputs, second: Outputs) -> list[Statistic]:
+    """Statistics to search for events, chosen from the training outputs of M(D) and M(D').
+
+    The released outputs of both sides must share one shape (``sampling`` checks this).
+    """
+    shape = first.shape if first.shape is not None else second.shape
+    found: list[Statistic] = []
+    if shape == ():
+        found.append(Output())
+    elif shape is not None:
+        found.extend(_vector_statistics(first.released, second.released, shape))
+    reasons = sorted(set(first.reasons[first.halted]) | set(second.reasons[second.halted]))
+    if reasons:
+        found.append(Halted())
+    if len(reasons) > 1:
+        found.append(HaltReason(("",) + tuple(reasons)))
+    return found
