@@ -72,6 +72,16 @@ class Relation:
         return self.name
 
 
+def _networkx_adjacency(graph, name: str) -> np.ndarray:
+    if graph.is_directed() or graph.is_multigraph():
+        raise ValueError(f"{name} must be a simple undirected graph (not directed, not a multigraph)")
+    if any(w is not None and w != 1 for _, _, w in graph.edges(data="weight")):
+        raise ValueError(f"{name} must be unweighted (edge weights other than 1 found)")
+    import networkx
+
+    return networkx.to_numpy_array(graph, nodelist=list(graph.nodes), weight=None)
+
+
 @attrs.frozen
 class EdgeAdjacency(Relation):
     """Two graphs on vertex set [n] whose edge sets differ in exactly one edge (Definition C.1)."""
@@ -80,7 +90,13 @@ class EdgeAdjacency(Relation):
 
     @staticmethod
     def adjacency(data, name: str = "graph") -> np.ndarray:
-        """A dense symmetric 0/1 adjacency matrix with no self-loops, or a ``ValueError``."""
+        """A dense symmetric 0/1 adjacency matrix with no self-loops, or a ``ValueError``.
+
+        Accepts array-likes, scipy sparse matrices and simple undirected networkx graphs
+        (vertices in ``graph.nodes`` order).
+        """
+        if hasattr(data, "nodes") and hasattr(data, "edges") and hasattr(data, "is_directed"):
+            data = _networkx_adjacency(data, name)
         if sp.issparse(data):
             data = data.toarray()
         array = _validate.finite_array(name, data, ndim=2)
@@ -161,6 +177,14 @@ class AddRemoveOne(Relation):
                 yield np.delete(rows, rng.integers(rows.shape[0]), axis=0)
             else:
                 yield np.vstack([rows, extra[index]])
+
+
+def from_name(name: str) -> Relation:
+    """The relation whose ``str`` is ``name`` (how ledgers store relations)."""
+    for relation in (EdgeAdjacency(), ReplaceOne(), AddRemoveOne()):
+        if relation.name == name:
+            return relation
+    raise ValueError(f"unknown relation {name!r}; known: edge-adjacency, replace-one, add-remove-one")
 
 
 def check(name: str, value: object) -> Relation:

@@ -9,7 +9,8 @@ Two composition modes:
 
 A charge that would exceed the budget raises ``BudgetExceeded``: nothing is recorded and no data
 is touched. Charges never depend on the data: a graph run is charged its planned cost before it
-starts, whether it later halts or not.
+starts, whether it later halts or not. ``Accountant.open(path, ...)`` keeps the ledger in an
+SQLite file: the budget survives restarts and processes sharing the file never overspend.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from .. import _random
 from .. import guarantees as _g
 from ..errors import BudgetExceeded, PrivacyError
 from ..mechanisms.base import Mechanism
-from ..relations import Relation, check as check_relation
-from . import pld as _pld
+from ..relations import Relation, check as check_relation, from_name
+from . import events as _events, pld as _pld
 from .ledger import Ledger, LedgerEntry
+from .storage import MemoryStore, SQLiteStore
 
 COMPOSITIONS = ("basic", "pld")
 
@@ -45,6 +47,44 @@ class Result:
     entry: LedgerEntry
 
 
+class _Totals:
+    """Running totals of the charges seen so far (from this process or, durable, any other)."""
+
+    def __init__(self, composition: str, budget: _g.Guarantee):
+        self.composition, self.budget = composition, budget
+        self.epsilons: list[float] = []
+        self.deltas: list[float] = []
+        self.pld = _pld.identity() if composition == "pld" else None
+        self.pld_epsilon = 0.0
+
+    def with_step(self, g: _g.Guarantee, event) -> tuple[float, float, object]:
+        """(ε, δ) of the total if ``g`` were added, and (PLD mode) the composed PLD to keep."""
+        basic_epsilon = math.fsum(self.epsilons + [g.epsilon])
+        basic_delta = math.fsum(self.deltas + [g.delta])
+        if self.composition == "basic":
+            return basic_epsilon, basic_delta, None
+        step = (_pld.from_event(event) if event is not None else None) or _pld.from_guarantee(g)
+        candidate = self.pld.compose(step)
+        epsilon = _pld.epsilon(candidate, self.budget.delta)
+        if basic_delta <= self.budget.delta:
+            epsilon = min(epsilon, basic_epsilon)  # basic composition is valid too; keep the tighter
+        return epsilon, self.budget.delta, candidate
+
+    def add(self, entry: LedgerEntry, totals=None) -> None:
+        epsilon, _, candidate = totals or self.with_step(entry.guarantee, _events.from_dict(entry.event))
+        self.epsilons.append(entry.guarantee.epsilon)
+        self.deltas.append(entry.guarantee.delta)
+        if candidate is not None:
+            self.pld, self.pld_epsilon = candidate, epsilon
+
+    def spent(self) -> _g.ApproxDP:
+        if self.composition == "basic":
+            return _g.ApproxDP(math.fsum(self.epsilons), math.fsum(self.deltas))
+        if not self.epsilons:
+            return _g.ApproxDP(0.0, 0.0)
+        return _g.ApproxDP(self.pld_epsilon, self.budget.delta)
+
+
 class Accountant:
     """A privacy budget with a ledger. Thread-safe: concurrent charges never overspend.
 
@@ -53,37 +93,61 @@ class Accountant:
     """
 
     def __init__(self, budget: _g.Guarantee, composition: str = "basic", relation: Relation | None = None):
+        self._setup(budget, composition, relation, MemoryStore())
+
+    @classmethod
+    def open(cls, path, budget: _g.Guarantee, composition: str = "basic",
+             relation: Relation | None = None) -> "Accountant":
+        """A durable accountant whose ledger is the SQLite file ``path`` (created if missing).
+
+        Reopening restores the spent budget and the ledger; a different budget or composition
+        mode is refused. Every charge is committed to the file before its step runs.
+        """
+        self = cls.__new__(cls)
+        budget = _g.check("budget", budget)
+        self._check_mode(composition)
+        store = SQLiteStore(path, budget, composition, None if relation is None else check_relation("relation", relation))
+        self._setup(budget, composition, store.relation, store)
+        with self._lock, store.transaction() as earlier:
+            for entry in earlier:
+                self._totals.add(entry)
+        return self
+
+    def _setup(self, budget, composition, relation, store) -> None:
         self.budget = _g.check("budget", budget)
+        self.composition = self._check_mode(composition)
+        self.relation = None if relation is None else check_relation("relation", relation)
+        self._store = store
+        self.ledger = Ledger(store)
+        self._lock = threading.RLock()
+        self._totals = _Totals(composition, self.budget)
+
+    @staticmethod
+    def _check_mode(composition: str) -> str:
         if composition not in COMPOSITIONS:
             raise ValueError(f"composition must be one of {COMPOSITIONS}, got {composition!r}")
-        self.composition = composition
-        self.relation = None if relation is None else check_relation("relation", relation)
-        self.ledger = Ledger()
-        self._lock = threading.RLock()
-        self._epsilons: list[float] = []
-        self._deltas: list[float] = []
-        self._pld = _pld.identity() if composition == "pld" else None
-        self._pld_epsilon = 0.0
+        return composition
 
     # -- totals -------------------------------------------------------------------------------
     @property
     def spent(self) -> _g.ApproxDP:
-        """Total cost so far (basic: (Σε, Σδ); pld: ε at the budget's δ)."""
+        """Total cost so far (basic: (Σε, Σδ); pld: ε at the budget's δ). A durable accountant
+        reports what it has seen; ``refresh()`` reads charges other processes made since."""
         with self._lock:
-            if self.composition == "basic":
-                return _g.ApproxDP(math.fsum(self._epsilons), math.fsum(self._deltas))
-            if not self._epsilons:
-                return _g.ApproxDP(0.0, 0.0)
-            return _g.ApproxDP(self._pld_epsilon, self.budget.delta)
+            return self._totals.spent()
 
     @property
     def remaining(self) -> _g.ApproxDP:
         """Headroom. Basic: budget minus spent, coordinate-wise. PLD: ε headroom at the budget's
         δ (tight composition is not subtractive: whether a step fits is decided by composing it)."""
         spent = self.spent
-        with self._lock:
-            delta = self.budget.delta - spent.delta if self.composition == "basic" else self.budget.delta
-            return _g.ApproxDP(max(self.budget.epsilon - spent.epsilon, 0.0), max(delta, 0.0))
+        delta = self.budget.delta - spent.delta if self.composition == "basic" else self.budget.delta
+        return _g.ApproxDP(max(self.budget.epsilon - spent.epsilon, 0.0), max(delta, 0.0))
+
+    def refresh(self) -> None:
+        """Take in charges that other processes sharing the ledger file made since we last looked."""
+        with self._lock, self._store.transaction() as others:
+            self._absorb(others)
 
     # -- charging -----------------------------------------------------------------------------
     def spend(self, name: str, what: _g.Guarantee | Mechanism, relation: Relation | None = None) -> LedgerEntry:
@@ -132,40 +196,30 @@ class Accountant:
                 )
             return relation
 
+    def _absorb(self, entries) -> None:
+        for entry in entries:
+            if self.relation is None:
+                self.relation = from_name(entry.relation)
+            self._totals.add(entry)
+
     def _charge(self, name, g, event, kind, params, rule, steps, relation) -> LedgerEntry:
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
-        with self._lock:
+        with self._lock, self._store.transaction() as others:
+            self._absorb(others)
             relation = self._relation_for(relation)
-            epsilon, candidate = self._total_with(g, event)
-            if epsilon > self.budget.epsilon or (self.composition == "basic" and
-                                                 math.fsum(self._deltas + [g.delta]) > self.budget.delta):
+            totals = self._totals.with_step(g, event)
+            epsilon, delta, _ = totals
+            if epsilon > self.budget.epsilon or delta > self.budget.delta:
                 raise BudgetExceeded(
-                    f"charging {name!r} {g} would bring the total to ε={epsilon:.6g} (δ={self._delta_with(g):.3g}); "
-                    f"budget {self.budget}, spent {self.spent}. Nothing was charged."
+                    f"charging {name!r} {g} would bring the total to ε={epsilon:.6g} (δ={delta:.3g}); "
+                    f"budget {self.budget}, spent {self._totals.spent()}. Nothing was charged."
                 )
-            entry = LedgerEntry(name, kind, str(relation), g, rule, params, steps)
-            self.ledger.append(entry)
-            self._epsilons.append(g.epsilon)
-            self._deltas.append(g.delta)
-            if candidate is not None:
-                self._pld, self._pld_epsilon = candidate, epsilon
+            entry = LedgerEntry(name, kind, str(relation), g, rule, params, steps, _events.to_dict(event))
+            self._store.set_relation(relation)
+            self._store.append(entry)
+            self._totals.add(entry, totals)
             return entry
-
-    def _delta_with(self, g) -> float:
-        return math.fsum(self._deltas + [g.delta]) if self.composition == "basic" else self.budget.delta
-
-    def _total_with(self, g, event):
-        """ε of the total if ``g`` were added, and (pld mode) the composed PLD to keep."""
-        basic_epsilon = math.fsum(self._epsilons + [g.epsilon])
-        if self.composition == "basic":
-            return basic_epsilon, None
-        step = (_pld.from_event(event) if event is not None else None) or _pld.from_guarantee(g)
-        candidate = self._pld.compose(step)
-        epsilon = _pld.epsilon(candidate, self.budget.delta)
-        if math.fsum(self._deltas + [g.delta]) <= self.budget.delta:
-            epsilon = min(epsilon, basic_epsilon)  # basic composition is valid too; keep the tighter
-        return epsilon, candidate
 
     # -- export -------------------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -174,6 +228,12 @@ class Accountant:
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), **kwargs)
+
+    def close(self) -> None:
+        """Release the ledger file (durable accountants)."""
+        close = getattr(self._store, "close", None)
+        if close is not None:
+            close()
 
     def __repr__(self) -> str:
         return f"Accountant(budget={self.budget}, composition={self.composition!r}, spent={self.spent})"

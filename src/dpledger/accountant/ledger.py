@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import threading
 from typing import Any, Iterator
 
 import attrs
@@ -64,35 +63,42 @@ class LedgerEntry:
     rule: str
     params: dict = attrs.field(factory=dict, converter=_plain)
     steps: tuple[PlanStep, ...] = attrs.field(default=(), converter=tuple)
+    event: dict | None = None  # the dp-accounting event in JSON form (accountant.events), for PLD
     time: str = attrs.field(factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds"))
 
     def to_dict(self) -> dict:
         return {"name": self.name, "mechanism": self.mechanism, "relation": self.relation,
                 "guarantee": _g.to_dict(self.guarantee), "rule": self.rule, "params": self.params,
-                "steps": [s.to_dict() for s in self.steps], "time": self.time}
+                "steps": [s.to_dict() for s in self.steps], "event": self.event, "time": self.time}
 
     @classmethod
     def from_dict(cls, data: dict) -> "LedgerEntry":
         return cls(data["name"], data["mechanism"], data["relation"], _g.from_dict(data["guarantee"]),
                    data["rule"], data["params"], tuple(PlanStep.from_dict(s) for s in data["steps"]),
-                   data["time"])
+                   data.get("event"), data["time"])
 
 
 class Ledger:
-    """Append-only, thread-safe sequence of ``LedgerEntry`` (iterate, index, ``len``)."""
+    """Read-only view of the charges in a store (in memory or SQLite): iterate, index, ``len``.
 
-    def __init__(self, entries: tuple[LedgerEntry, ...] = ()):
-        self._entries: list[LedgerEntry] = list(entries)
-        self._lock = threading.Lock()
+    Only the accountant appends, inside the same transaction that checked the budget.
+    """
 
-    def append(self, entry: LedgerEntry) -> None:
-        with self._lock:
-            self._entries.append(entry)
+    def __init__(self, store):
+        self._store = store
+
+    @classmethod
+    def from_dicts(cls, entries: list[dict]) -> "Ledger":
+        from .storage import MemoryStore
+
+        store = MemoryStore()
+        for data in entries:
+            store.append(LedgerEntry.from_dict(data))
+        return cls(store)
 
     @property
     def entries(self) -> tuple[LedgerEntry, ...]:
-        with self._lock:
-            return tuple(self._entries)
+        return self._store.entries()
 
     def __iter__(self) -> Iterator[LedgerEntry]:
         return iter(self.entries)

@@ -1,0 +1,125 @@
+"""Where the ledger lives: in memory, or in an SQLite file shared by processes.
+
+Both offer the same two operations to the accountant: ``transaction()`` (a context in which the
+budget check and the append are atomic, yielding the entries other writers added since this
+store last looked) and ``entries()``. The SQLite store makes the check-and-append one
+``BEGIN IMMEDIATE`` transaction, so several processes sharing a file can never overspend together,
+and commits the charge before the step runs, so a crash after it never loses it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import pathlib
+import sqlite3
+import threading
+from typing import Iterator
+
+from .. import guarantees as _g
+from ..relations import Relation, from_name
+from .ledger import LedgerEntry
+
+SCHEMA_VERSION = 1
+
+
+class MemoryStore:
+    """Entries in a list; the accountant's lock makes check-and-append atomic."""
+
+    def __init__(self):
+        self._entries: list[LedgerEntry] = []
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[list[LedgerEntry]]:
+        yield []  # nobody else writes here
+
+    def append(self, entry: LedgerEntry) -> None:
+        with self._lock:
+            self._entries.append(entry)
+
+    def entries(self) -> tuple[LedgerEntry, ...]:
+        with self._lock:
+            return tuple(self._entries)
+
+    def set_relation(self, relation: Relation) -> None:
+        pass
+
+
+class SQLiteStore:
+    """An SQLite ledger file: a ``meta`` table (budget, composition, relation, schema version)
+    and an append-only ``entries`` table with one JSON document per charge."""
+
+    def __init__(self, path: str | pathlib.Path, budget: _g.Guarantee, composition: str,
+                 relation: Relation | None):
+        self.path = pathlib.Path(path)
+        self._connection = sqlite3.connect(self.path, timeout=120.0, isolation_level=None, check_same_thread=False)
+        self._connection.execute("PRAGMA journal_mode=WAL")
+        self._connection.execute("PRAGMA synchronous=FULL")
+        self._lock = threading.RLock()
+        self._seen = 0
+        self.relation = self._initialise(budget, composition, relation)
+
+    def _initialise(self, budget, composition, relation) -> Relation | None:
+        wanted = {"budget": json.dumps(_g.to_dict(budget)), "composition": composition,
+                  "schema": str(SCHEMA_VERSION)}
+        with self._write() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS entries (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+                       "document TEXT NOT NULL)")
+            stored = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            if not stored:
+                db.executemany("INSERT INTO meta VALUES (?, ?)", list(wanted.items()))
+                if relation is not None:
+                    db.execute("INSERT INTO meta VALUES ('relation', ?)", (str(relation),))
+                return relation
+            for key in ("schema", "budget", "composition"):
+                if stored.get(key) != wanted[key]:
+                    raise ValueError(
+                        f"{self.path} was created with {key}={stored.get(key)}, not {wanted[key]}: a budget file "
+                        "keeps its budget and composition mode for life (open a new file for a new budget)"
+                    )
+            saved = from_name(stored["relation"]) if "relation" in stored else None
+            if relation is not None and saved is not None and relation != saved:
+                raise ValueError(f"{self.path} charges under {saved}, not {relation}")
+            if saved is None and relation is not None:
+                db.execute("INSERT INTO meta VALUES ('relation', ?)", (str(relation),))
+            return saved or relation
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._connection
+            except BaseException:
+                self._connection.execute("ROLLBACK")
+                raise
+            self._connection.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[list[LedgerEntry]]:
+        """Holds the file's write lock: yields entries written since we last looked."""
+        with self._write() as db:
+            rows = db.execute("SELECT id, document FROM entries WHERE id > ? ORDER BY id", (self._seen,)).fetchall()
+            if rows:
+                self._seen = rows[-1][0]
+            yield [LedgerEntry.from_dict(json.loads(document)) for _, document in rows]
+
+    def append(self, entry: LedgerEntry) -> None:
+        """Inside ``transaction()``: the row is committed when the transaction ends."""
+        cursor = self._connection.execute("INSERT INTO entries (document) VALUES (?)", (json.dumps(entry.to_dict()),))
+        self._seen = cursor.lastrowid
+
+    def set_relation(self, relation: Relation) -> None:
+        """Inside ``transaction()``: persist the relation fixed by the first charge."""
+        self._connection.execute("INSERT OR IGNORE INTO meta VALUES ('relation', ?)", (str(relation),))
+
+    def entries(self) -> tuple[LedgerEntry, ...]:
+        with self._lock:
+            rows = self._connection.execute("SELECT document FROM entries ORDER BY id").fetchall()
+        return tuple(LedgerEntry.from_dict(json.loads(document)) for (document,) in rows)
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()

@@ -1,0 +1,122 @@
+"""The durable (SQLite) accountant: restarts, several processes, SIGKILL mid-run."""
+
+import multiprocessing
+import os
+import signal
+import sqlite3
+import time
+
+import pytest
+
+import dpledger as dp
+from dpledger.mechanisms import Gaussian, Laplace
+
+BUDGET = dp.PureDP(1.0)
+STEP = dp.PureDP(0.005)  # exactly 200 steps fit: fsum of 200 × fl(0.005) rounds to 1.0
+
+
+def test_reopening_restores_budget_and_ledger(tmp_path):
+    path = tmp_path / "budget.sqlite"
+    first = dp.Accountant.open(path, dp.ApproxDP(1.0, 1e-5), relation=dp.ReplaceOne())
+    first.spend("count", Laplace(0.25))
+    first.spend("declared", dp.ApproxDP(0.25, 1e-6))
+    first.close()
+    again = dp.Accountant.open(path, dp.ApproxDP(1.0, 1e-5))
+    assert again.spent == dp.ApproxDP(0.5, 1e-6) and again.relation == dp.ReplaceOne()
+    assert [e.name for e in again.ledger] == ["count", "declared"]
+    assert again.ledger[0].params["scale"] == 4.0
+    with pytest.raises(dp.BudgetExceeded):
+        again.spend("too much", Laplace(0.75))
+    assert len(again.ledger) == 2
+
+
+def test_pld_mode_recomposes_events_after_restart(tmp_path):
+    path = tmp_path / "pld.sqlite"
+    acct = dp.Accountant.open(path, dp.ApproxDP(5.0, 1e-6), composition="pld", relation=dp.ReplaceOne())
+    for i in range(5):
+        acct.spend(f"g{i}", Gaussian(0.5, 1e-7))
+    spent = acct.spent
+    acct.close()
+    assert dp.Accountant.open(path, dp.ApproxDP(5.0, 1e-6), composition="pld").spent == spent
+    assert spent.epsilon < 2.5  # tighter than basic: the events were kept, not just (ε, δ)
+
+
+def test_changed_budget_mode_or_relation_is_refused(tmp_path):
+    path = tmp_path / "b.sqlite"
+    dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne()).spend("a", STEP)
+    with pytest.raises(ValueError, match="budget"):
+        dp.Accountant.open(path, dp.PureDP(2.0))
+    with pytest.raises(ValueError, match="composition"):
+        dp.Accountant.open(path, BUDGET, composition="pld")
+    with pytest.raises(ValueError, match="replace-one"):
+        dp.Accountant.open(path, BUDGET, relation=dp.EdgeAdjacency())
+
+
+def test_relation_fixed_by_one_process_binds_the_others(tmp_path):
+    path = tmp_path / "r.sqlite"
+    a = dp.Accountant.open(path, BUDGET)
+    b = dp.Accountant.open(path, BUDGET)
+    a.spend("first", STEP, relation=dp.EdgeAdjacency())
+    with pytest.raises(dp.PrivacyError, match="edge-adjacency"):
+        b.spend("other", STEP, relation=dp.ReplaceOne())
+    assert b.spent == dp.ApproxDP(0.005, 0.0)
+
+
+def _spender(path, attempts, ready):
+    acct = dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne())
+    ready.wait()
+    for i in range(attempts):
+        try:
+            acct.spend(f"{os.getpid()}-{i}", STEP)
+        except dp.BudgetExceeded:
+            pass
+
+
+def _count(path):
+    with sqlite3.connect(path, timeout=60) as db:
+        return db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+
+
+def _consistent(path):
+    acct = dp.Accountant.open(path, BUDGET)
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    entries = acct.ledger.entries
+    assert acct.spent.epsilon == pytest.approx(0.005 * len(entries), abs=1e-12) and acct.spent.epsilon <= 1.0
+    return entries
+
+
+def test_processes_sharing_a_file_never_overspend(tmp_path):
+    path = tmp_path / "shared.sqlite"
+    dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne()).close()
+    context = multiprocessing.get_context("spawn")
+    ready = context.Event()
+    workers = [context.Process(target=_spender, args=(path, 60, ready)) for _ in range(6)]
+    for w in workers:
+        w.start()
+    ready.set()
+    for w in workers:
+        w.join(120)
+        assert w.exitcode == 0
+    entries = _consistent(path)
+    assert len(entries) == 200 and len({e.name for e in entries}) == 200
+
+
+def test_sigkill_mid_run_loses_nothing_and_corrupts_nothing(tmp_path):
+    path = tmp_path / "killed.sqlite"
+    dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne()).close()
+    context = multiprocessing.get_context("spawn")
+    ready = context.Event()
+    workers = [context.Process(target=_spender, args=(path, 10**9, ready)) for _ in range(4)]  # until killed
+    for w in workers:
+        w.start()
+    ready.set()
+    deadline = time.monotonic() + 60
+    while _count(path) < 50 and time.monotonic() < deadline:
+        time.sleep(0.05)  # kill them mid-run, once they are all charging
+    for w in workers:
+        os.kill(w.pid, signal.SIGKILL)
+        w.join(120)
+    assert [w.exitcode for w in workers] == [-signal.SIGKILL] * 4
+    entries = _consistent(path)
+    assert 0 < len(entries) <= 200
