@@ -1,0 +1,24 @@
+"""Helpers shared by the benchmark scripts: where results go and how they are written."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import platform
+
+import numpy as np
+
+RESULTS = pathlib.Path(__file__).resolve().parent / "results"
+
+
+def machine() -> dict:
+    import os
+
+    return {"python": platform.python_version(), "cpus": os.cpu_count(), "numpy": np.__version__}
+
+
+def write(name: str, data: dict, markdown: str) -> None:
+    """Write ``results/NAME.json`` (numbers) and ``results/NAME.md`` (the table the README shows)."""
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{name}.json").write_text(json.dumps({"machine": machine(), **data}, indent=2, default=float))
+    (RESULTS / f"{name}.md").write_text(markdown.rstrip() + "\n")
