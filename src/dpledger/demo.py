@@ -1,66 +1,51 @@
-"""``dpledger demo``: a budget, a few mechanisms, a halting pipeline and the ledger, end to end."""
+"""``dpledger demo``: private community recovery on a generated stochastic block model, planned,
+charged and recorded by the accountant, then a budget refusing an overspend."""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 from rich.console import Console
 
-from . import (Accountant, ApproxDP, BudgetExceeded, Graph, ReplaceOne, conditional, halt_if, postprocess, release,
-               sequence)
-from .mechanisms import Gaussian, Laplace, TruncatedLaplace
+from . import Accountant, ApproxDP, BudgetExceeded, estimator
+from .algorithms import sbm
+from .mechanisms import Laplace
 
 
-def salary_pipeline(n: int, cap: float) -> Graph:
-    """Mean of n salaries clipped to [0, cap], released only when enough salaries are positive.
-
-    Under ReplaceOne with public n: the clipped sum has sensitivity cap; the count of positive
-    salaries has sensitivity 1 and is tested one-sidedly (truncated Laplace never overstates it).
-    """
-    def positives(x):
-        return float(np.count_nonzero(x > 0))
-
-    def clipped_mean(x):
-        return float(np.clip(x, 0, cap).mean())
-
-    return Graph(sequence(
-        halt_if("enough_positive", TruncatedLaplace(0.2, 1e-6), positives, lambda v: v < n / 2),
-        conditional("enough_positive",
-                    release("mean", Gaussian(0.5, 1e-6, sensitivity=cap / n), clipped_mean)),
-        postprocess("rounded", lambda mean: round(float(mean), -2), uses="mean"),
-        name="salary_mean"), relation=ReplaceOne())
-
-
-def main(console: Console | None = None, seed: int | None = None) -> Accountant:
+def main(console: Console | None = None, seed: int | None = None, n: int = 2000) -> Accountant:
     console = console or Console()
     rng = np.random.default_rng(seed)
-    n, cap = 5_000, 200_000.0
-    salaries = np.concatenate([rng.lognormal(11, 0.5, n - 300), np.zeros(300)])
-    unemployed = np.zeros(n)
+    p, q, epsilon, delta = 0.5, 0.1, 4.0, 1e-6
+    d, gamma = n * (p + q) / 2, (p - q) / (p + q)
 
-    acct = Accountant(ApproxDP(2.0, 1e-5), composition="pld", relation=ReplaceOne())
-    console.rule("[bold]dpledger demo: one budget, several releases")
-    console.print(f"budget {acct.budget} under {acct.relation}, tight (PLD) composition")
+    console.rule("[bold]dpledger demo: private exact recovery in a stochastic block model")
+    console.print(f"graph: SBM with n={n} vertices, within-community edge probability {p}, across {q} "
+                  f"(d={d:g}, γ={gamma:.3g}); neighbouring graphs differ in one edge")
+    start = time.perf_counter()
+    adjacency, truth = sbm.sample(n, d, gamma, rng)
+    console.print(f"sampled {int(adjacency.sum() / 2):,} edges in {time.perf_counter() - start:.1f} s")
 
-    count = Laplace(epsilon=0.1, sensitivity=1.0)
-    acct.spend("count_high_earners", count)
-    console.print(f"high earners (> 100k): {count.release(np.count_nonzero(salaries > 1e5), rng):.1f}")
+    accountant = Accountant(ApproxDP(5.0, 1e-5))
+    graph = estimator("sbm.exact", epsilon=epsilon, delta=delta, n=n, d=d, gamma=gamma)
+    console.print("\n[bold]plan[/] (computed before touching the graph):")
+    console.print(str(accountant.plan(graph)), markup=False, highlight=False)
 
-    pipeline = salary_pipeline(n, cap)
-    console.print("\n[bold]plan[/] (computed without data):")
-    console.print(str(acct.plan(pipeline)), markup=False, highlight=False)
-    result = acct.run(pipeline, salaries, rng=rng)
-    console.print(f"mean salary: {result.output}  (halted: {result.halted})")
-    halted = acct.run(pipeline, unemployed, rng=rng, name="salary_mean_other_town")
-    console.print(f"other town: output {halted.output}, halted by {halted.halted_by!r}, still charged {halted.entry.guarantee}")
+    start = time.perf_counter()
+    result = accountant.run(graph, adjacency, rng=rng)
+    seconds = time.perf_counter() - start
+    console.print(f"\nexact recovery: error rate {sbm.error_rate(result.output, truth):.4f} "
+                  f"(rough estimate from half the edges: {sbm.error_rate(result.outputs['rough'], truth):.4f}) "
+                  f"in {seconds:.1f} s")
 
-    for i in range(3):  # three Gaussian releases compose tightly in PLD mode
-        acct.spend(f"region_total_{i}", Gaussian(0.15, 1e-7, sensitivity=cap))
+    console.print("\n[bold]the same budget, spent further[/]")
+    accountant.spend("edge_count", Laplace(epsilon=0.5))
     try:
-        acct.spend("one_query_too_many", Laplace(epsilon=1.0))
+        accountant.run(graph, adjacency, rng=rng, name="second_recovery")
     except BudgetExceeded as refusal:
-        console.print(f"\n[red]refused:[/] {refusal}")
+        console.print(f"[red]refused before touching the data:[/] {refusal}")
 
     console.print()
-    console.print(acct.ledger.table())
-    console.print(f"spent {acct.spent}, remaining {acct.remaining}")
-    return acct
+    console.print(accountant.ledger.table())
+    console.print(f"spent {accountant.spent}, remaining {accountant.remaining}")
+    return accountant

@@ -41,6 +41,16 @@ def _multiset_difference(a: np.ndarray, b: np.ndarray) -> int:
     return sum((_row_counter(a) - _row_counter(b)).values())
 
 
+MAX_NEIGHBOURS = 1_000_000  # per call: more is a mistake, not an audit
+
+
+def _count(value) -> int:
+    count = _validate.integer("count", value, minimum=1)
+    if count > MAX_NEIGHBOURS:
+        raise ValueError(f"count must be <= {MAX_NEIGHBOURS:,} neighbours per call, got {count:,}")
+    return count
+
+
 def _candidates(rows: np.ndarray, rng: np.random.Generator, count: int) -> np.ndarray:
     """Replacement points spread over (and just beyond) the data's bounding box."""
     lo, hi = rows.min(axis=0), rows.max(axis=0)
@@ -124,7 +134,7 @@ class EdgeAdjacency(Relation):
         """Graphs with one vertex pair toggled (an edge added or removed), pairs drawn at random."""
         graph = self.adjacency(data)
         n = graph.shape[0]
-        for _ in range(_validate.integer("count", count, minimum=1)):
+        for _ in range(_count(count)):
             i, j = rng.choice(n, size=2, replace=False)
             other = graph.copy()
             other[i, j] = other[j, i] = 1 - graph[i, j]
@@ -148,7 +158,7 @@ class ReplaceOne(Relation):
         rows = _rows(data)
         if rows.shape[0] == 0:
             raise ValueError("data must have at least one point to have replace-one neighbours")
-        count = _validate.integer("count", count, minimum=1)
+        count = _count(count)
         for point in _candidates(rows, rng, count):
             other = rows.copy()
             other[rng.integers(rows.shape[0])] = point
@@ -170,7 +180,7 @@ class AddRemoveOne(Relation):
     def neighbours(self, data, rng: np.random.Generator, count: int = 10) -> Iterator[np.ndarray]:
         """Alternately ``data`` without one random row and with one new point appended."""
         rows = _rows(data)
-        count = _validate.integer("count", count, minimum=1)
+        count = _count(count)
         extra = _candidates(rows, rng, count) if rows.shape[0] else rng.normal(size=(count, rows.shape[1]))
         for index in range(count):
             if index % 2 == 0 and rows.shape[0] > 0:

@@ -8,6 +8,7 @@ import dp_accounting
 
 _KINDS = {cls.__name__: cls for cls in (
     dp_accounting.NoOpDpEvent, dp_accounting.LaplaceDpEvent, dp_accounting.GaussianDpEvent,
+    dp_accounting.dp_event.DiscreteLaplaceDpEvent,
     dp_accounting.PoissonSampledDpEvent, dp_accounting.SelfComposedDpEvent, dp_accounting.ComposedDpEvent,
 )}
 

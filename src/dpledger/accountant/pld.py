@@ -39,6 +39,9 @@ def from_event(event) -> "pld_lib.PrivacyLossDistribution | None":
         return pld_lib.from_laplace_mechanism(event.noise_multiplier, value_discretization_interval=DISCRETISATION)
     if isinstance(event, dp_accounting.GaussianDpEvent):
         return pld_lib.from_gaussian_mechanism(event.noise_multiplier, value_discretization_interval=DISCRETISATION)
+    if isinstance(event, dp_accounting.dp_event.DiscreteLaplaceDpEvent):
+        return pld_lib.from_discrete_laplace_mechanism(event.noise_parameter, sensitivity=event.sensitivity,
+                                                       value_discretization_interval=DISCRETISATION)
     if isinstance(event, dp_accounting.PoissonSampledDpEvent):
         inner, q = event.event, event.sampling_probability
         if isinstance(inner, dp_accounting.LaplaceDpEvent):

@@ -54,11 +54,21 @@ def absorb_failure(g: Guarantee, gamma: float) -> Guarantee:
     return make(g.epsilon + 2.0 * gamma, delta)
 
 
+def _group_delta(k: int, epsilon: float, delta: float) -> float:
+    """k·e^{(k-1)ε}·δ, computed in logs so that a huge k or ε gives inf instead of an overflow."""
+    if delta == 0:
+        return 0.0
+    if (k - 1) * epsilon < 700 and k < 2**1000:
+        return k * math.exp((k - 1) * epsilon) * delta
+    log_delta = math.log(k) + (k - 1) * epsilon + math.log(delta)
+    return math.exp(log_delta) if log_delta < 700 else math.inf
+
+
 def group_privacy(g: Guarantee, k: int) -> Guarantee:
     """Inputs k neighbour-steps apart: (kε, k·e^{(k-1)ε}·δ) (standard; Dwork & Roth Thm 2.2, δ form)."""
     g = check("g", g)
     k = _validate.integer("k", k, minimum=1)
-    delta = k * math.exp((k - 1) * g.epsilon) * g.delta if g.delta else 0.0
+    delta = _group_delta(k, g.epsilon, g.delta)
     if delta >= 1:
         raise ValueError(f"group privacy for k={k} gives delta {delta:.3g} >= 1: no guarantee")
     return make(k * g.epsilon, delta)
@@ -90,10 +100,10 @@ def privatised_input(gaussian: Guarantee, rest: Guarantee, m: int) -> Guarantee:
     m = _validate.integer("m", m, minimum=0)
     if m == 0:
         return g1
-    group_delta = m * math.exp((m - 1) * g2.epsilon) * g2.delta if g2.delta else 0.0
+    group_delta = _group_delta(m, g2.epsilon, g2.delta)
     delta = min(
-        g1.delta + math.exp(g1.epsilon) * group_delta,
-        math.exp(m * g2.epsilon) * g1.delta + group_delta,
+        g1.delta + math.exp(min(g1.epsilon, 700.0)) * group_delta,
+        math.exp(min(m * g2.epsilon, 700.0)) * g1.delta + group_delta,
     )
     if delta >= 1:
         raise ValueError(f"privatised input with m={m} gives delta {delta:.3g} >= 1: no guarantee")

@@ -1,1 +1,5 @@
-"""Built-in estimators (plugins registered on import)."""
+"""Built-in estimators; importing this package registers them."""
+
+from . import sbm
+
+__all__ = ["sbm"]

@@ -12,9 +12,10 @@ from .nodes import (Absorb, Conditional, HaltIf, PostProcess, Private, Release, 
                     Transform)
 
 
-def release(name: str, mechanism: Mechanism, query: Callable, uses=()) -> Release:
-    """Release ``mechanism`` applied to ``query(data, **{u: output of u for u in uses})``."""
-    return Release(name, mechanism, query, uses)
+def release(name: str, mechanism: Mechanism, query: Callable, uses=(), note: str = "") -> Release:
+    """Release ``mechanism`` applied to ``query(data, **{u: output of u for u in uses})``;
+    ``note`` tells the ledger where the query's claimed sensitivity comes from."""
+    return Release(name, mechanism, query, uses, note)
 
 
 def halt_if(name: str, mechanism: Mechanism, query: Callable, halt_when: Callable[[Any], bool], uses=()) -> HaltIf:

@@ -95,20 +95,23 @@ def _name(value) -> str:
 
 @attrs.frozen
 class Release:
-    """Apply ``mechanism`` to ``query(data, **uses)``: the mechanism's guarantee, by its lemma."""
+    """Apply ``mechanism`` to ``query(data, **uses)``: the mechanism's guarantee, by its lemma.
+    ``note`` (shown in the ledger) says where the claimed sensitivity comes from."""
 
     name: str = attrs.field(converter=_name)
     mechanism: Mechanism
     query: Callable
     uses: tuple[str, ...] = attrs.field(default=(), converter=_uses)
+    note: str = ""
 
     def plan(self, ctx: PlanContext) -> NodePlan:
         _check_uses(self, ctx)
         if not isinstance(self.mechanism, Mechanism):
             raise TypeError(f"step {ctx.path!r}: mechanism must be a dpledger Mechanism, got {self.mechanism!r}")
         g = self.mechanism.guarantee()
-        step = PlanStep(ctx.path, self.mechanism.kind, g, self.mechanism.source, self.mechanism.params())
-        return NodePlan(g, self.mechanism.source, (step,), frozenset({self.name}), event=self.mechanism.dp_event())
+        rule = f"{self.mechanism.source}; {self.note}" if self.note else self.mechanism.source
+        step = PlanStep(ctx.path, self.mechanism.kind, g, rule, self.mechanism.params())
+        return NodePlan(g, rule, (step,), frozenset({self.name}), event=self.mechanism.dp_event())
 
     def execute(self, data, state: RunState):
         value = self.query(data, **state.inputs(self.uses))

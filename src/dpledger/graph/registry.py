@@ -27,10 +27,15 @@ _loaded = False
 
 @attrs.frozen
 class EstimatorInfo:
-    """A registered estimator: its name, factory, parameters and one-line summary."""
+    """A registered estimator: its name, factory, parameters and one-line summary.
+
+    ``example(rng) -> (params, data)``, when given, makes small public parameters and an input
+    for them: the auditor and the CLI use it to exercise the estimator on synthetic data.
+    """
 
     name: str
     factory: Callable[..., Graph]
+    example: Callable | None = None
 
     @property
     def parameters(self) -> dict[str, inspect.Parameter]:
@@ -41,8 +46,9 @@ class EstimatorInfo:
         return (inspect.getdoc(self.factory) or "").split("\n")[0]
 
 
-def register(name: str, *, replace: bool = False) -> Callable:
-    """Decorator: register ``factory(**public_params) -> Graph`` under ``name``."""
+def register(name: str, *, example: Callable | None = None, replace: bool = False) -> Callable:
+    """Decorator: register ``factory(**public_params) -> Graph`` under ``name``; ``example(rng)``
+    returns ``(params, data)``: small public parameters and a synthetic input (for audits)."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"estimator name must be a non-empty string, got {name!r}")
 
@@ -54,7 +60,7 @@ def register(name: str, *, replace: bool = False) -> Callable:
             if existing is not None and existing.factory is not factory and not replace:
                 raise ValueError(f"an estimator named {name!r} is already registered ({existing.factory!r}); "
                                  "pass replace=True to override it")
-            _factories[name] = EstimatorInfo(name, factory)
+            _factories[name] = EstimatorInfo(name, factory, example)
         return factory
 
     return decorate

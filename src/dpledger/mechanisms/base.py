@@ -44,6 +44,8 @@ class Mechanism:
 
     def sample(self, value, rng: np.random.Generator | None = None, size: int = 1):
         size = _validate.integer("size", size, minimum=1)
+        if size > MAX_BATCH:
+            raise ValueError(f"size must be <= {MAX_BATCH:,} per call (draw larger samples in batches), got {size:,}")
         return self._draw(self._check_value(value), _random.generator(rng), size)
 
     def _check_value(self, value):
@@ -53,8 +55,22 @@ class Mechanism:
         raise NotImplementedError
 
 
+#: Largest batch one ``sample`` call draws (80 MB of doubles per coordinate).
+MAX_BATCH = 10_000_000
+
+#: Larger ε promise nothing and break the numerics of calibration; mechanisms refuse them.
+MAX_EPSILON = 1e4
+
+
+def _epsilon(value) -> float:
+    value = _validate.positive("epsilon", value)
+    if value > MAX_EPSILON:
+        raise ValueError(f"epsilon must be <= {MAX_EPSILON:g} for a mechanism (it promises nothing beyond), got {value:g}")
+    return value
+
+
 def epsilon_field():
-    return attrs.field(converter=lambda v: _validate.positive("epsilon", v))
+    return attrs.field(converter=_epsilon)
 
 
 def delta_field():

@@ -1,0 +1,116 @@
+"""Registered SBM estimators: ``sbm.weak`` (Alg. C.4), ``sbm.exact`` (Alg. C.12 + C.13) and
+``sbm.exponential`` (Alg. C.19).
+
+Public parameters follow the paper: ``epsilon``, ``delta``, ``n``, ``d``, ``gamma`` (or ``alpha``,
+``beta`` for the log n parameterisation, Appendix C.2). With ``d=None`` the average degree is
+estimated privately from the edge count (sensitivity 1 under edge adjacency) with the share
+``degree_share`` of ε, and composed sequentially with the rest; later steps are calibrated to the
+released estimate d̂ (floored at 1/n).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import _validate
+from ...graph import Graph, postprocess, register, release, sequence, split
+from ...mechanisms import EdgeSplit, Laplace
+from ...relations import EdgeAdjacency
+from . import model
+from .graphs import check_size
+from .recovery import exponential_recovery, majority_vote, weak_recovery
+
+DEFAULT_TARGET = 1e-7  # the projection's certified accuracy τ, fixed before any data is seen
+
+
+def _parameters(epsilon, delta, n, d, gamma, alpha, beta, degree_share, needs_delta):
+    """Validated public parameters, and the ε split between degree estimate and recovery."""
+    epsilon = _validate.positive("epsilon", epsilon)
+    if needs_delta:
+        delta = _validate.probability("delta", delta, low_open=True)
+    elif delta not in (None, 0, 0.0):
+        raise ValueError("this estimator is pure ε-DP: leave delta unset")
+    n = _validate.integer("n", n, minimum=2)
+    if alpha is not None or beta is not None:
+        if d is not None or gamma is not None:
+            raise ValueError("give either (d, gamma) or (alpha, beta), not both")
+        d, gamma = model.from_log_parameterisation(n, alpha, beta)
+    if gamma is None:
+        raise ValueError("gamma (or alpha and beta) is required: every sensitivity here depends on it")
+    if d is None:
+        gamma = _validate.probability("gamma", gamma, low_open=True, high_open=False)
+        share = _validate.probability("degree_share", degree_share, low_open=True)
+        return epsilon, delta, n, None, gamma, share * epsilon, (1 - share) * epsilon
+    n, d, gamma = model.check_parameters(n, d, gamma)
+    return epsilon, delta, n, d, gamma, 0.0, epsilon
+
+
+def _degree_steps(n: int, epsilon: float) -> list:
+    """Edge count + Lap(1/ε) (sensitivity 1, Lemma A.8), then d̂ = 2·count/n and d̂/2 for a half."""
+    return [
+        release("edge_count", Laplace(epsilon, sensitivity=1.0), lambda graph: float(graph.sum() / 2),
+                note="one edge changes the count by 1"),
+        postprocess("d_hat", lambda edge_count: max(2.0 * edge_count / n, 1.0 / n), uses="edge_count"),
+        postprocess("d_half", lambda d_hat: d_hat / 2.0, uses="d_hat"),
+    ]
+
+
+def _example(n: int, p: float = 0.9, q: float = 0.1, **extra):
+    """Synthetic input for audits: a small two-community SBM and its public parameters."""
+    def example(rng):
+        d, gamma = n * (p + q) / 2, (p - q) / (p + q)
+        adjacency, _ = model.sample(n, d, gamma, rng)
+        return {"epsilon": 1.0, "n": n, "d": d, "gamma": gamma, **extra}, adjacency
+    return example
+
+
+def _graph(name: str, n: int, eps_degree: float, body, description: str) -> Graph:
+    def check(adjacency: np.ndarray) -> np.ndarray:
+        if adjacency.shape[0] != n:
+            raise ValueError(f"the graph has {adjacency.shape[0]} vertices but the public parameter n={n}")
+        return check_size(adjacency)
+
+    steps = (_degree_steps(n, eps_degree) if eps_degree else []) + [body]
+    root = sequence(*steps, name=name.replace(".", "_")) if len(steps) > 1 else body
+    return Graph(root, EdgeAdjacency(), name=name, check_input=check, description=description)
+
+
+@register("sbm.weak", example=_example(8, delta=1e-3))
+def weak(epsilon: float, delta: float, n: int, d: float | None = None, gamma: float | None = None,
+         alpha: float | None = None, beta: float | None = None, target: float = DEFAULT_TARGET,
+         degree_share: float = 0.1) -> Graph:
+    """Private weak recovery (Algorithm C.4): certified SDP projection + Gaussian noise, (ε, δ)-DP."""
+    epsilon, delta, n, d, gamma, eps_degree, eps = _parameters(epsilon, delta, n, d, gamma, alpha, beta,
+                                                               degree_share, needs_delta=True)
+    target = _validate.positive("target", target)
+    body = weak_recovery("labels", eps, delta, n, d if d is not None else "d_hat", gamma, target)
+    return _graph("sbm.weak", n, eps_degree, body, "weak recovery, Algorithm C.4")
+
+
+@register("sbm.exact", example=_example(8, delta=1e-3))
+def exact(epsilon: float, delta: float, n: int, d: float | None = None, gamma: float | None = None,
+          alpha: float | None = None, beta: float | None = None, target: float = DEFAULT_TARGET,
+          degree_share: float = 0.1) -> Graph:
+    """Private exact recovery (Algorithms C.12, C.13): edge split, weak recovery on one half,
+    Laplace majority vote on the other; (ε, δ)-DP by the random-partition rule."""
+    epsilon, delta, n, d, gamma, eps_degree, eps = _parameters(epsilon, delta, n, d, gamma, alpha, beta,
+                                                               degree_share, needs_delta=True)
+    target = _validate.positive("target", target)
+    half = d / 2 if d is not None else "d_half"  # G1 keeps each edge with probability 1/2
+    body = split(EdgeSplit(0.5), weak_recovery("rough", eps, delta, n, half, gamma, target),
+                 majority_vote("labels", eps, uses="rough"), name="edge_split")
+    return _graph("sbm.exact", n, eps_degree, body, "exact recovery, Algorithms C.12 + C.13")
+
+
+@register("sbm.exponential", example=_example(8))
+def exponential(epsilon: float, n: int, d: float | None = None, gamma: float | None = None,
+                alpha: float | None = None, beta: float | None = None, delta: None = None,
+                degree_share: float = 0.1) -> Graph:
+    """Pure ε-DP recovery by the exponential mechanism over balanced labelings (Algorithm C.19),
+    boosted by a majority vote; exact enumeration, so small n only."""
+    epsilon, _, n, d, gamma, eps_degree, eps = _parameters(epsilon, delta, n, d, gamma, alpha, beta,
+                                                           degree_share, needs_delta=False)
+    half = d / 2 if d is not None else "d_half"
+    body = split(EdgeSplit(0.5), exponential_recovery("rough", eps, n, half, gamma),
+                 majority_vote("labels", eps, uses="rough"), name="edge_split")
+    return _graph("sbm.exponential", n, eps_degree, body, "exponential mechanism, Algorithm C.19")
