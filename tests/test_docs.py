@@ -28,6 +28,9 @@ def test_tutorial_runs(clean_registry, capsys):
     assert "refused:" in capsys.readouterr().out
 
 
-def test_readme_example_runs():
-    (block,) = python_blocks(DOCS.parent / "README.md")
-    exec(compile(block, "README.md", "exec"), {})
+def test_readme_examples_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the durable-ledger example creates its file here
+    namespace: dict = {}
+    for block in python_blocks(DOCS.parent / "README.md"):
+        exec(compile(block, "README.md", "exec"), namespace)
+    assert (tmp_path / "team-budget.sqlite").exists()
