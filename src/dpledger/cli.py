@@ -1,16 +1,61 @@
-"""The ``dpledger`` command line."""
+"""The ``dpledger`` command line: demo, estimators, plan, run, ledger show, audit.
+
+Exit codes scripts can trust: 0 success; 1 a privacy refusal (budget exceeded, unprovable
+claim) or an audit violation; 2 bad usage or bad input.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import pathlib
 import sys
 
+import numpy as np
 from rich.console import Console
+
+from . import guarantees as _g
+from .errors import PrivacyError
 
 
 def _console() -> Console:
     """Rich console; wide when output goes to a file or pipe, so tables stay readable."""
     return Console() if sys.stdout.isatty() else Console(width=150)
+
+
+def _value(text: str):
+    """Parse a ``key=value`` value: int, float, none/true/false, else the string."""
+    lowered = text.lower()
+    if lowered in ("none", "null"):
+        return None
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _params(pairs: list[str], args) -> dict:
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"estimator parameters are key=value pairs, got {pair!r}")
+        params[key] = _value(value)
+    for key in ("epsilon", "delta"):
+        if getattr(args, key, None) is not None:
+            params[key] = getattr(args, key)
+    return params
+
+
+def _emit(args, data: dict, render) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(data, indent=2, default=str))
+    else:
+        render(_console())
 
 
 def _demo(args) -> int:
@@ -23,27 +68,153 @@ def _demo(args) -> int:
 def _estimators(args) -> int:
     from .graph import registry
 
-    console = _console()
-    for name in registry.estimators():
-        entry = registry.info(name)
-        console.print(f"[bold]{name}[/]({', '.join(entry.parameters)}): {entry.summary}")
+    rows = [{"name": name, "parameters": list(registry.info(name).parameters), "summary": registry.info(name).summary}
+            for name in registry.estimators()]
+
+    def render(console):
+        for row in rows:
+            console.print(f"[bold]{row['name']}[/]({', '.join(row['parameters'])}): {row['summary']}")
+
+    _emit(args, {"estimators": rows}, render)
+    return 0
+
+
+def _plan(args) -> int:
+    from .graph import registry
+
+    graph = registry.estimator(args.name, **_params(args.params, args))
+    plan = graph.plan()
+    data = {"name": plan.name, "relation": str(plan.relation), "guarantee": _g.to_dict(plan.guarantee),
+            "rule": plan.rule, "steps": [s.to_dict() for s in plan.steps]}
+    _emit(args, data, lambda console: console.print(str(plan), markup=False, highlight=False))
+    return 0
+
+
+def _load_input(path: pathlib.Path, graph, params: dict):
+    """Graphs: .graphml, or an edge list (.txt/.edges/.csv of integer pairs; needs the public n).
+    Datasets: .npy or .csv of numbers (one point per row)."""
+    from .relations import EdgeAdjacency
+
+    if not path.is_file():
+        raise ValueError(f"no input file at {path}")
+    suffix = path.suffix.lower()
+    if isinstance(graph.relation, EdgeAdjacency):
+        if suffix == ".graphml":
+            import networkx
+
+            return networkx.read_graphml(path)
+        from .algorithms.sbm import from_edge_list
+
+        if "n" not in params:
+            raise ValueError("an edge-list input needs the estimator's public parameter n (n=...)")
+        edges = np.loadtxt(path, dtype=np.int64, delimiter="," if suffix == ".csv" else None, ndmin=2)
+        return from_edge_list(edges, params["n"])
+    if suffix == ".npy":
+        return np.load(path, allow_pickle=False)
+    return np.loadtxt(path, delimiter="," if suffix == ".csv" else None, ndmin=2)
+
+
+def _budget(args):
+    return _g.make(args.budget_epsilon, args.budget_delta)
+
+
+def _run(args) -> int:
+    from .accountant import Accountant
+    from .graph import registry
+
+    params = _params(args.params, args)
+    graph = registry.estimator(args.name, **params)
+    data = _load_input(pathlib.Path(args.input), graph, params)
+    accountant = Accountant.open(args.ledger, _budget(args), composition=args.composition)
+    rng = None if args.seed is None else np.random.default_rng(args.seed)
+    result = accountant.run(graph, data, rng=rng)
+    output = {"estimator": args.name, "halted": result.halted, "halted_by": result.halted_by,
+              "output": None if result.output is None else np.asarray(result.output).tolist(),
+              "charged": _g.to_dict(result.entry.guarantee), "spent": _g.to_dict(accountant.spent),
+              "budget": _g.to_dict(accountant.budget)}
+    text = json.dumps(output, indent=2)
+    if args.output:
+        pathlib.Path(args.output).write_text(text + "\n")
+    if args.json or not args.output:
+        print(text)
+    else:
+        _console().print(f"{args.name}: charged {result.entry.guarantee}, spent {accountant.spent} of "
+                         f"{accountant.budget}; output written to {args.output}")
+    return 0
+
+
+def _ledger_show(args) -> int:
+    from .accountant.ledger import Ledger
+    from .accountant.storage import read
+
+    meta, entries = read(args.file)
+    ledger = Ledger.from_dicts([e.to_dict() for e in entries])
+    data = {"meta": meta, "entries": ledger.to_dicts()}
+
+    def render(console):
+        console.print(f"budget {meta.get('budget')}, composition {meta.get('composition')}, "
+                      f"relation {meta.get('relation', 'not fixed yet')}")
+        console.print(ledger.table(title=str(args.file)))
+
+    _emit(args, data, render)
     return 0
 
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="dpledger", description="Differential privacy as accountable mechanism graphs.")
     commands = top.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="run the demonstration")
+
+    demo = commands.add_parser("demo", help="run the demonstration (private SBM exact recovery)")
     demo.add_argument("--seed", type=int, default=None, help="seed for a reproducible demo (never for real data)")
     demo.set_defaults(run=_demo)
+
     listing = commands.add_parser("estimators", help="list registered estimators")
+    listing.add_argument("--json", action="store_true")
     listing.set_defaults(run=_estimators)
+
+    for name, helptext, handler in (("plan", "the guarantee of an estimator, rule by rule (no data)", _plan),
+                                    ("run", "run an estimator on a file, charged against a ledger file", _run)):
+        sub = commands.add_parser(name, help=helptext)
+        sub.add_argument("name", help="registered estimator, e.g. sbm.exact")
+        sub.add_argument("params", nargs="*", help="public parameters as key=value (e.g. n=1000 d=300 gamma=0.6)")
+        sub.add_argument("--epsilon", type=float)
+        sub.add_argument("--delta", type=float)
+        sub.add_argument("--json", action="store_true")
+        if name == "run":
+            sub.add_argument("--input", required=True, help="edge list, GraphML, CSV or .npy")
+            sub.add_argument("--ledger", required=True, help="SQLite ledger file (created if missing)")
+            sub.add_argument("--budget-epsilon", type=float, required=True)
+            sub.add_argument("--budget-delta", type=float, default=0.0)
+            sub.add_argument("--composition", choices=("basic", "pld"), default="basic")
+            sub.add_argument("--output", help="write the result JSON here instead of stdout")
+            sub.add_argument("--seed", type=int, default=None, help="for reproducible experiments only")
+        sub.set_defaults(run=handler)
+
+    ledger = commands.add_parser("ledger", help="inspect a ledger file")
+    ledger_commands = ledger.add_subparsers(dest="ledger_command", required=True)
+    show = ledger_commands.add_parser("show", help="print a ledger file's charges")
+    show.add_argument("file")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(run=_ledger_show)
     return top
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    return args.run(args)
+    top = parser()
+    args, extra = top.parse_known_args(argv)
+    if hasattr(args, "params"):  # key=value parameters may sit between options
+        args.params += [item for item in extra if "=" in item and not item.startswith("-")]
+        extra = [item for item in extra if item not in args.params]
+    if extra:
+        top.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        return args.run(args)
+    except PrivacyError as refusal:
+        print(f"dpledger: refused: {refusal}", file=sys.stderr)
+        return 1
+    except (ValueError, TypeError, KeyError) as error:
+        print(f"dpledger: error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -123,3 +123,17 @@ class SQLiteStore:
     def close(self) -> None:
         with self._lock:
             self._connection.close()
+
+
+def read(path: str | pathlib.Path) -> tuple[dict, tuple[LedgerEntry, ...]]:
+    """The meta table and the entries of a ledger file, read-only (for ``dpledger ledger show``)."""
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise ValueError(f"no ledger file at {path}")
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            rows = db.execute("SELECT document FROM entries ORDER BY id").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise ValueError(f"{path} is not a dpledger ledger file: {exc}") from None
+    return meta, tuple(LedgerEntry.from_dict(json.loads(document)) for (document,) in rows)
