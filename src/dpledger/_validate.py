@@ -59,6 +59,8 @@ def integer(name: str, value: object, *, minimum: int | None = None) -> int:
 
 def finite_array(name: str, value: object, *, ndim: int | None = None, min_size: int = 1) -> np.ndarray:
     """A float array with no NaN/inf (and the given number of dimensions)."""
+    if np.iscomplexobj(value) or (isinstance(value, (list, tuple)) and any(isinstance(v, complex) for v in value)):
+        raise TypeError(f"{name} must be real-valued, got complex numbers")
     try:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:

@@ -1,4 +1,4 @@
-"""The ``dpledger`` command line: demo, estimators, plan, run, ledger show, audit.
+"""The ``dpledger`` command line: demo, estimators, plan, run, audit, ledger show.
 
 Exit codes scripts can trust: 0 success; 1 a privacy refusal (budget exceeded, unprovable
 claim) or an audit violation; 2 bad usage or bad input.
@@ -15,6 +15,7 @@ import numpy as np
 from rich.console import Console
 
 from . import guarantees as _g
+from .audit import command as audit_command
 from .errors import PrivacyError
 
 
@@ -189,6 +190,8 @@ def parser() -> argparse.ArgumentParser:
             sub.add_argument("--output", help="write the result JSON here instead of stdout")
             sub.add_argument("--seed", type=int, default=None, help="for reproducible experiments only")
         sub.set_defaults(run=handler)
+
+    audit_command.add_parser(commands)
 
     ledger = commands.add_parser("ledger", help="inspect a ledger file")
     ledger_commands = ledger.add_subparsers(dest="ledger_command", required=True)

@@ -1,22 +1,32 @@
 """Empirical privacy auditing (DESIGN §9): sample a mechanism on neighbouring pairs, choose
 distinguishing events on a training half, certify an ε lower bound on a test half with
 Clopper–Pearson bounds and a Bonferroni correction over every test.
+
+``audit`` audits an estimator, graph, mechanism or function, searching for revealing pairs;
+``audit_pairs`` audits given pairs; ``floating_point`` holds statistics on the low-order bits
+of outputs; ``dpledger.audit.strategies`` hypothesis strategies for inputs and neighbouring pairs.
 """
 
+from .auditor import audit
 from .bounds import (bonferroni_level, clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound,
                      minimum_test_samples)
+from .floating_point import LatticeReachable, textbook_laplace_reachable
 from .pairs import audit_pairs
-from .report import AuditError, AuditReport, EventTest, PairReport
+from .report import AuditError, AuditReport, EventTest, PairReport, SearchSummary
 
 __all__ = [
     "AuditError",
     "AuditReport",
     "EventTest",
+    "LatticeReachable",
     "PairReport",
+    "SearchSummary",
+    "audit",
     "audit_pairs",
     "bonferroni_level",
     "clopper_pearson_lower",
     "clopper_pearson_upper",
     "epsilon_lower_bound",
     "minimum_test_samples",
+    "textbook_laplace_reachable",
 ]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Executor
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -23,16 +23,20 @@ from .bounds import (best_possible_bound, bonferroni_level, clopper_pearson_lowe
                      epsilon_lower_bound, minimum_test_samples)
 from .events import Candidate, choose_candidates
 from .outputs import Outputs
+from .progress import tracking
 from .report import AuditReport, EventTest, PairReport
-from .sampling import sample_pairs
-from .statistics import fit_statistics
+from .sampling import PairSamples, sample_pairs
+from .statistics import Custom, Statistic, fit_statistics
 
+#: outputs per side of a pair are kept in memory: 10^8 scalars take 0.8 GB
+MAX_SAMPLES = 100_000_000
 #: tests per pair: the best training event and the runner-up (typically the mirror-image event in
 #: the other direction), a fallback against an event the training half over-rated
 EVENTS_PER_PAIR = 2
 
 
-def _checked_pairs(pairs: Iterable, relation: object | None) -> list[tuple[object, object]]:
+def checked_pairs(pairs: Iterable, relation: object | None) -> list[tuple[object, object]]:
+    """``pairs`` as a list of (D, D') tuples, each neighbouring under ``relation`` when one is given."""
     try:
         pairs = list(pairs)
     except TypeError:
@@ -55,7 +59,15 @@ def _checked_pairs(pairs: Iterable, relation: object | None) -> list[tuple[objec
     return [(pair[0], pair[1]) for pair in pairs]
 
 
-def _check_samples(samples: int, epsilon: float, delta: float, confidence: float, tests: int) -> None:
+def checked_samples(samples: object) -> int:
+    """``samples`` as an int in [2, MAX_SAMPLES], or an error naming it."""
+    samples = _validate.integer("samples", samples, minimum=2)
+    if samples > MAX_SAMPLES:
+        raise ValueError(f"samples must be <= {MAX_SAMPLES} (every output is kept in memory), got {samples}")
+    return samples
+
+
+def check_samples(samples: int, epsilon: float, delta: float, confidence: float, tests: int) -> None:
     """Refuse a sample size with which no outcome at all could show a violation."""
     level = bonferroni_level(confidence, tests)
     minimum = max(2 * minimum_test_samples(epsilon, delta, level) - 1, 2)
@@ -65,6 +77,27 @@ def _check_samples(samples: int, epsilon: float, delta: float, confidence: float
             f"samples={samples} is too few to audit epsilon={epsilon:g}, delta={delta:g} at confidence={confidence:g} "
             f"with up to {tests} test(s): half the samples test the chosen events, and even an event that separates "
             f"M(D) from M(D') perfectly would certify only ε >= {max(best, 0.0):.3g}. Use samples >= {minimum}.")
+
+
+def _checked_statistics(statistics: Sequence[Callable]) -> list[tuple[str, Callable]]:
+    """(label, function) of each caller statistic; labels from ``__name__`` or the position."""
+    if callable(statistics) or isinstance(statistics, (str, bytes)):
+        raise TypeError("statistics must be a sequence of functions, e.g. statistics=[my_statistic]")
+    checked = []
+    for index, function in enumerate(statistics):
+        if not callable(function):
+            raise TypeError(f"statistics[{index}] must be callable as f(outputs) -> one number per run, "
+                            f"got {type(function).__name__}")
+        checked.append((getattr(function, "__name__", f"statistics[{index}]"), function))
+    return checked
+
+
+def _statistics(result: PairSamples, extra: list[tuple[str, Callable]]) -> list[Statistic]:
+    """The fitted statistics of a pair, then the caller's (when some output was released)."""
+    first, second = result.train
+    shape = first.shape if first.shape is not None else second.shape
+    custom = [Custom(function, label, shape) for label, function in extra] if shape is not None else []
+    return fit_statistics(first, second) + custom
 
 
 def _evaluate(candidate: Candidate, test: tuple[Outputs, Outputs], delta: float, level: float) -> EventTest:
@@ -86,7 +119,8 @@ def _evaluate(candidate: Candidate, test: tuple[Outputs, Outputs], delta: float,
 def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: float, delta: float = 0.0,
                 samples: int = 100_000, confidence: float = 0.95, seed: int | None = None,
                 executor: Executor | None = None, relation: object | None = None, *,
-                events_per_pair: int = EVENTS_PER_PAIR) -> AuditReport:
+                events_per_pair: int = EVENTS_PER_PAIR, statistics: Sequence[Callable] = (),
+                progress: object = False) -> AuditReport:
     """Audit the claim that ``fn`` is (``epsilon``, ``delta``)-DP on each neighbouring pair.
 
     ``fn(data, rng)`` returns one output (scalar, vector, label vector, or None / a string for a
@@ -97,6 +131,10 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
     (then ``fn`` and the inputs must be picklable for process pools and clusters). ``relation``:
     when given, every pair must be neighbouring under it. ``events_per_pair``: how many events
     chosen on the training half are tested per pair (each costs Bonferroni budget).
+    ``statistics``: extra reductions searched for events next to the built-in ones, each
+    ``f(outputs) -> one number per run`` with ``outputs`` of shape (runs, *output shape); they
+    must be fixed before sampling (any fixed function gives valid tests; see ``floating_point``).
+    ``progress``: a rich progress bar over the runs (``None``: only on an interactive terminal).
 
     A mechanism that raises is recorded in the report's ``errors`` (that pair is not audited,
     ``ok`` is False); every other pair's tests stay valid.
@@ -107,22 +145,24 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
     epsilon = _validate.nonnegative("epsilon", epsilon)
     delta = _validate.probability("delta", delta)
     confidence = _validate.probability("confidence", confidence, low_open=True)
-    samples = _validate.integer("samples", samples, minimum=2)
+    samples = checked_samples(samples)
     events_per_pair = _validate.integer("events_per_pair", events_per_pair, minimum=1)
     if seed is not None:
         seed = _validate.integer("seed", seed, minimum=0)
     if executor is not None and not callable(getattr(executor, "submit", None)):
         raise TypeError(f"executor must be a concurrent.futures.Executor (with .submit), got {type(executor).__name__}")
-    pairs = _checked_pairs(pairs, relation)
+    extra = _checked_statistics(statistics)
+    pairs = checked_pairs(pairs, relation)
     planned = len(pairs) * events_per_pair
-    _check_samples(samples, epsilon, delta, confidence, planned)
+    check_samples(samples, epsilon, delta, confidence, planned)
 
     root = np.random.SeedSequence(seed)
     half_sizes = (samples // 2, samples - samples // 2)
-    sampled = sample_pairs(fn, pairs, root.entropy, half_sizes, executor)
+    with tracking(progress, 2 * samples * len(pairs), "auditing") as tracker:
+        sampled = sample_pairs(fn, pairs, root.entropy, half_sizes, executor, tracker.advance)
     planned_level = bonferroni_level(confidence, planned)
     chosen = [result if isinstance(result, str)
-              else choose_candidates(fit_statistics(*result.train), *result.train, delta, planned_level, events_per_pair)
+              else choose_candidates(_statistics(result, extra), *result.train, delta, planned_level, events_per_pair)
               for result in sampled]
     tests = sum(len(c) for c in chosen if not isinstance(c, str))
     level = bonferroni_level(confidence, max(tests, 1))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import attrs
+import numpy as np
 
 SIDE_NAMES = {"D→D'": ("M(D)", "M(D')"), "D'→D": ("M(D')", "M(D)")}
 
@@ -91,6 +92,36 @@ class PairReport:
         return f"pair {self.index}: {self.best}"
 
 
+def _plain(instance, field, value):
+    """Arrays as nested lists, for JSON."""
+    return value.tolist() if isinstance(value, np.ndarray) else value
+
+
+@attrs.frozen
+class SearchSummary:
+    """How ``audit`` chose the pairs it audited, on draws the audit itself never reuses.
+
+    ``candidates`` pairs were scored, each on ``samples`` outputs per side; ``failed`` of them made
+    the mechanism raise; ``pairs`` describes the audited pairs, ``inputs`` holds them as (D, D')
+    and ``scores`` gives their search estimates of ε (events chosen on one half of the search
+    sample, counted on the other).
+    """
+
+    candidates: int
+    samples: int
+    failed: int
+    pairs: tuple[str, ...]
+    scores: tuple[float, ...]
+    inputs: tuple[tuple[object, object], ...] = attrs.field(default=(), eq=False, repr=False)
+
+    def __str__(self) -> str:
+        lines = [f"  pairs found by scoring {self.candidates} candidate(s) on {self.samples} samples per side"
+                 + (f" ({self.failed} made the mechanism fail)" if self.failed else "")]
+        lines += [f"    pair {index}: {pair} (search estimate {score:.3g})"
+                  for index, (pair, score) in enumerate(zip(self.pairs, self.scores))]
+        return "\n".join(lines)
+
+
 @attrs.frozen
 class AuditReport:
     """Outcome of ``audit_pairs``.
@@ -99,7 +130,8 @@ class AuditReport:
     them on the test half); ``tests`` the number m of (pair, direction, event) tests on the test
     half; ``level`` = (1 − confidence)/(2m), the level of every one-sided Clopper–Pearson bound, so
     that all bounds hold together with probability >= ``confidence``. ``seed`` is the entropy of the
-    root ``SeedSequence``: passing it back as ``seed`` reproduces the audit.
+    root ``SeedSequence``: passing it back as ``seed`` reproduces the audit. ``target`` names what
+    was audited and ``search`` how its pairs were found (both set by ``audit``).
     """
 
     claimed: tuple[float, float]
@@ -111,6 +143,8 @@ class AuditReport:
     level: float
     seconds: float
     seed: int
+    target: str = ""
+    search: SearchSummary | None = None
 
     @property
     def epsilon_lower_bound(self) -> float:
@@ -133,7 +167,7 @@ class AuditReport:
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary, including the derived verdict."""
-        data = attrs.asdict(self)
+        data = attrs.asdict(self, value_serializer=_plain)
         for pair, report in zip(data["pairs"], self.pairs):
             pair["epsilon_lower_bound"] = report.epsilon_lower_bound
             pair["event"] = report.event
@@ -145,12 +179,15 @@ class AuditReport:
         epsilon, delta = self.claimed
         verdict = (f"VIOLATION: ε >= {self.epsilon_lower_bound:.4g} > claimed {epsilon:.4g}" if self.violation
                    else f"no violation: certified ε >= {self.epsilon_lower_bound:.4g} <= claimed {epsilon:.4g}")
+        subject = f" of {self.target}" if self.target else ""
         lines = [
-            f"Privacy audit of a claimed (ε={epsilon:.4g}, δ={delta:.3g}) at confidence {self.confidence:.6g}: {verdict}",
+            f"Privacy audit{subject} of a claimed (ε={epsilon:.4g}, δ={delta:.3g}) at confidence {self.confidence:.6g}: {verdict}",
             f"  {len(self.pairs)} pair(s), {self.samples} samples per side ({self.samples - self.test_samples} to choose "
             f"events, {self.test_samples} to test), {self.tests} test(s), each bound at level {self.level:.3g} "
             f"(Bonferroni), {self.seconds:.2f} s, seed {self.seed}",
         ]
+        if self.search is not None:
+            lines.append(str(self.search))
         lines += [f"  {pair}" for pair in self.pairs]
         if not self.ok:
             lines.append(f"  INCOMPLETE: {len(self.errors)} pair(s) failed and were not audited")

@@ -12,6 +12,8 @@ Executors: any ``concurrent.futures.Executor`` (``ThreadPoolExecutor``, ``Proces
 ``draw_batch`` with ``fn``, the input, a ``SeedSequence`` and the batch size. For process pools
 and clusters ``fn`` and the inputs must be picklable (a module-level function or a mechanism
 object, not a lambda or a closure, for the standard library's pickle).
+
+Progress: ``advance(size)`` is called as each batch finishes (from executor threads too).
 """
 
 from __future__ import annotations
@@ -95,8 +97,21 @@ def _assemble(plan: list[_Batch], results: Sequence[Callable[[], Outputs]]) -> P
     return PairSamples(train=(joined[0, 0], joined[1, 0]), test=(joined[0, 1], joined[1, 1]))
 
 
+def _counted(advance: Callable[[int], None], fn: Callable, data: object, seed: np.random.SeedSequence, size: int,
+             batched: bool) -> Outputs:
+    """``draw_batch``, then report ``size`` finished runs."""
+    outputs = draw_batch(fn, data, seed, size, batched)
+    advance(size)
+    return outputs
+
+
+def _ignore(runs: int) -> None:
+    """The default progress callback."""
+
+
 def sample_pairs(fn: Callable, pairs: Sequence[tuple[object, object]], entropy: int,
-                 half_sizes: tuple[int, int], executor: Executor | None) -> list[PairSamples | str]:
+                 half_sizes: tuple[int, int], executor: Executor | None,
+                 advance: Callable[[int], None] = _ignore) -> list[PairSamples | str]:
     """Training and test outputs of both sides of every pair, or an error message per failed pair."""
     batched = accepts_size(fn)
     plan = _plan(half_sizes)
@@ -105,10 +120,14 @@ def sample_pairs(fn: Callable, pairs: Sequence[tuple[object, object]], entropy: 
         return np.random.SeedSequence(entropy, spawn_key=(pair, batch.side, batch.half, batch.index))
 
     if executor is None:
-        return [_assemble(plan, [functools.partial(draw_batch, fn, pair[b.side], seed(i, b), b.size, batched) for b in plan])
+        return [_assemble(plan, [functools.partial(_counted, advance, fn, pair[b.side], seed(i, b), b.size, batched)
+                                 for b in plan])
                 for i, pair in enumerate(pairs)]
     futures = [[executor.submit(draw_batch, fn, pair[b.side], seed(i, b), b.size, batched) for b in plan]
                for i, pair in enumerate(pairs)]
+    for pending in futures:
+        for batch, future in zip(plan, pending):
+            future.add_done_callback(lambda _, size=batch.size: advance(size))
     results = []
     for pending in futures:
         results.append(_assemble(plan, [future.result for future in pending]))

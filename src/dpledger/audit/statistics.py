@@ -12,13 +12,16 @@ training outputs of both sides of a pair and proposes:
   count of +1 entries;
 - whenever a training run halted: the halting indicator, and the halt reason when several occur.
 
+A caller may add its own reductions (``Custom``), fixed before sampling: e.g. a test on the
+low-order bits of floating-point outputs (``floating_point``), which no generic statistic sees.
+
 Every statistic is NaN on halted runs except the halting ones, so threshold events never contain
 halted runs; the halting statistics cover those runs.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import attrs
 import numpy as np
@@ -144,6 +147,29 @@ class HaltReason(Statistic):
         if index <= 0:
             return "run released an output" if index == 0 else "run halted for a reason unseen in training"
         return f"run halted with {self.reasons[index]}"
+
+
+@attrs.frozen
+class Custom(Statistic):
+    """A caller's reduction ``function(outputs)``: one number per run, for outputs of shape (runs, *shape).
+
+    Rows of halted runs are NaN when passed in and ignored in the result.
+    """
+
+    function: Callable = attrs.field(eq=False)
+    label: str
+    shape: tuple[int, ...]
+
+    @property
+    def name(self) -> str:
+        return self.label
+
+    def _reduce(self, values: np.ndarray) -> np.ndarray:
+        result = np.asarray(self.function(values.reshape(len(values), *self.shape)), dtype=float)
+        if result.shape != (len(values),):
+            raise ValueError(f"statistic {self.label!r} must return one number per run, shape ({len(values)},), "
+                             f"got shape {result.shape}")
+        return result
 
 
 def _standardised_mean_difference(first: np.ndarray, second: np.ndarray) -> np.ndarray:

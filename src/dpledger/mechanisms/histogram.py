@@ -81,6 +81,8 @@ class HistogramLearner(Mechanism):
         points = points[:, None] if points.ndim == 1 else points
         if points.ndim != 2 or points.shape[0] != self.n:
             raise ValueError(f"points must be an (n={self.n}, d) array, got shape {np.shape(value)}")
+        if np.any(np.abs(points) / self.bin_width >= 2.0**62):
+            raise ValueError("points lie too far out for integer bin indices of this bin_width; rescale the data")
         return points
 
     def _one(self, points, rng) -> Histogram:

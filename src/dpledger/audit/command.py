@@ -1,0 +1,109 @@
+"""``dpledger audit NAME``: audit a registered estimator from the command line.
+
+Exit codes: 0 no violation, 1 violation (the claim is false at the stated confidence), 2 error
+(bad arguments, unknown estimator, or a run of the estimator raised).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .auditor import audit
+from .report import AuditReport
+
+#: runs per side of the audited pair: registered estimators cost milliseconds per run
+DEFAULT_SAMPLES = 10_000
+DEFAULT_CONFIDENCE = 0.95
+
+
+def _table(report: AuditReport) -> Table:
+    table = Table(title="tests on the held-out half (Bonferroni-corrected)")
+    for column in ("pair", "direction", "event", "in E: M(D) / M(D')", "certified ε"):
+        table.add_column(column)
+    for pair in report.pairs:
+        if pair.failed:
+            table.add_row(str(pair.index), "", f"[red]FAILED: {escape(pair.error)}[/]", "", "")
+        for test in pair.tests:
+            table.add_row(str(pair.index), test.direction, escape(test.event), f"{test.counts[0]} / {test.counts[1]}",
+                          f"{test.epsilon_lower_bound:.4g}")
+    return table
+
+
+def _print(report: AuditReport, console: Console) -> None:
+    epsilon, delta = report.claimed
+    colour = "red" if report.violation else "green"
+    verdict = "VIOLATION" if report.violation else "no violation"
+    console.print(f"[bold]{escape(report.target)}[/]: claimed (ε={epsilon:.4g}, δ={delta:.3g}) — "
+                  f"[bold {colour}]{verdict}[/]: "
+                  f"certified ε >= {report.epsilon_lower_bound:.4g} at confidence {report.confidence:g}")
+    console.print(f"{report.samples} samples per side, {report.tests} test(s), {report.seconds:.1f} s, "
+                  f"seed {report.seed} (pass --seed to reproduce)")
+    if report.search is not None:
+        console.print(escape(str(report.search).strip()))
+    if report.tests or not report.ok:
+        console.print(_table(report))
+    else:
+        console.print("no event looked promising on the training half, so nothing was tested")
+    if not report.ok:
+        console.print(f"[red]INCOMPLETE: {len(report.errors)} pair(s) failed and were not audited[/]")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 2, got {value}")
+    return value
+
+
+def _probability(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {value}")
+    return value
+
+
+def _nonnegative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {value}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    """Audit ``args.name`` and print the report; the exit code says what was found."""
+    console = Console() if sys.stdout.isatty() else Console(width=150)
+    try:
+        report = audit(args.name, samples=args.samples, confidence=args.confidence, seed=args.seed,
+                       executor="processes" if args.processes else None)
+    except (ValueError, TypeError) as exc:
+        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        return 2
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        _print(report, console)
+    if report.violation:
+        return 1
+    return 0 if report.ok else 2
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Add ``audit`` to the ``dpledger`` command's subparsers."""
+    parser = subparsers.add_parser("audit", help="audit a registered estimator's privacy claim empirically",
+                                   description=__doc__.split("\n")[0])
+    parser.add_argument("name", help="registered estimator (see `dpledger estimators`)")
+    parser.add_argument("--samples", type=_positive_int, default=DEFAULT_SAMPLES,
+                        help=f"runs per side of each audited pair (default {DEFAULT_SAMPLES})")
+    parser.add_argument("--confidence", type=_probability, default=DEFAULT_CONFIDENCE,
+                        help=f"confidence of the verdict (default {DEFAULT_CONFIDENCE})")
+    parser.add_argument("--seed", type=_nonnegative_int, default=None, help="seed that reproduces the audit")
+    parser.add_argument("--processes", action="store_true", help="run the estimator on a process pool (every core)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.set_defaults(run=run)
+    return parser

@@ -1,0 +1,69 @@
+"""Search for the neighbouring pairs on which a mechanism is easiest to tell apart.
+
+Each candidate pair gets a score from its own small sample; the best few are then audited on
+fresh samples. Candidates are the given pairs (e.g. the example input and some neighbours)
+first, then a hill climb on the relation's ``neighbours``: start from one of the ``ELITE``
+best pairs so far, step to a neighbour D̃ of its D or D', and score (D̃, a neighbour of D̃). It
+moves through inputs of any relation that can list neighbours, including a caller's own.
+
+Why not hypothesis (whose strategies live in ``strategies``): its generator also draws
+constants it collects from whichever local modules happen to be imported, so a seeded search
+would find different pairs in different programs; this one depends on its seed alone.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator, Sequence
+
+import attrs
+import numpy as np
+
+#: the hill climb restarts from one of this many best pairs
+ELITE = 3
+#: draws allowed per wanted candidate (neighbours may repeat pairs already scored)
+ATTEMPTS = 10
+
+
+@attrs.frozen
+class Scored:
+    """A candidate pair and its score (None when the mechanism failed on it)."""
+
+    pair: tuple[object, object]
+    score: float | None
+
+
+def _key(pair: tuple[object, object]) -> tuple:
+    """Identity of a pair's contents, to score and audit each pair once."""
+    return tuple((np.shape(x), np.asarray(x, dtype=float).tobytes()) for x in pair)
+
+
+def best_pairs(scored: Sequence[Scored], count: int) -> list[Scored]:
+    """The ``count`` highest-scoring candidates that did not fail (scoring order breaks ties)."""
+    ranked = sorted((s for s in scored if s.score is not None), key=lambda s: -s.score)
+    return ranked[:count]
+
+
+def _neighbour(neighbours: Callable[..., Iterator], data, rng: np.random.Generator):
+    return next(iter(neighbours(data, rng, 1)))
+
+
+def search_pairs(score: Callable[[tuple[object, object], int], float | None], given: Sequence[tuple[object, object]],
+                 neighbours: Callable[..., Iterator] | None, examples: int, rng: np.random.Generator) -> list[Scored]:
+    """Score up to ``examples`` distinct candidates: ``given`` ones first, then the hill climb.
+
+    ``score(pair, index)`` gets the candidate's index in scoring order (for seeding);
+    ``neighbours(data, rng, count)`` lists neighbours of an input, as relations do.
+    """
+    found: dict[tuple, Scored] = {}
+    for pair in given[:examples]:
+        found.setdefault(_key(pair), Scored(pair, score(pair, len(found))))
+    for _ in range(ATTEMPTS * examples if neighbours is not None and found else 0):
+        if len(found) >= examples:
+            break
+        elite = best_pairs(list(found.values()), ELITE) or list(found.values())
+        start = elite[rng.integers(len(elite))].pair[rng.integers(2)]
+        base = _neighbour(neighbours, start, rng)
+        pair = (base, _neighbour(neighbours, base, rng))
+        if _key(pair) not in found:
+            found[_key(pair)] = Scored(pair, score(pair, len(found)))
+    return list(found.values())

@@ -1,0 +1,164 @@
+"""Hypothesis strategies for inputs and neighbouring pairs: graphs, datasets and score vectors.
+
+Every pair strategy draws pairs its relation calls neighbours (``graph_pairs``: ``EdgeAdjacency``,
+``replace_one_pairs``: ``ReplaceOne``, ``add_remove_pairs``: ``AddRemoveOne``; ``score_pairs``:
+score vectors at most ``sensitivity`` apart in every coordinate), so they feed ``audit_pairs``,
+the pair search of ``audit``, or a property-based test of a mechanism. Examples shrink towards
+empty graphs, small values and the first positions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from .. import _validate
+from ..relations import AddRemoveOne, EdgeAdjacency, ReplaceOne
+
+#: an edge is present when its level in [0, LEVELS) reaches LEVELS·(1 − density)
+LEVELS = 256
+
+
+def _sizes(name: str, low: int, high: int, minimum: int) -> tuple[int, int]:
+    low = _validate.integer(f"min_{name}", low, minimum=minimum)
+    high = _validate.integer(f"max_{name}", high, minimum=minimum)
+    if high < low:
+        raise ValueError(f"max_{name} must be >= min_{name}, got min_{name}={low}, max_{name}={high}")
+    return low, high
+
+
+def _range(low: float, high: float) -> tuple[float, float]:
+    low, high = _validate.real("low", low), _validate.real("high", high)
+    if high <= low:
+        raise ValueError(f"high must be > low, got low={low}, high={high}")
+    return low, high
+
+
+@st.composite
+def _adjacency(draw, n: int, density: float) -> np.ndarray:
+    pairs = n * (n - 1) // 2
+    levels = draw(st.lists(st.integers(0, LEVELS - 1), min_size=pairs, max_size=pairs))
+    upper = np.zeros((n, n))
+    upper[np.triu_indices(n, k=1)] = np.asarray(levels) >= LEVELS - round(LEVELS * density)
+    return upper + upper.T
+
+
+def graphs(min_n: int = 2, max_n: int = 10, density: float = 0.5) -> st.SearchStrategy[np.ndarray]:
+    """Symmetric 0/1 adjacency matrices with no self-loops, n in [min_n, max_n], each edge present
+    with probability about ``density`` (exactly so for uniform draws)."""
+    min_n, max_n = _sizes("n", min_n, max_n, 2)
+    density = _validate.probability("density", density, high_open=False)
+    return st.integers(min_n, max_n).flatmap(lambda n: _adjacency(n, density))
+
+
+@st.composite
+def _toggled(draw, graph: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    n = graph.shape[0]
+    rows, columns = np.triu_indices(n, k=1)
+    index = draw(st.integers(0, len(rows) - 1))
+    other = graph.copy()
+    i, j = rows[index], columns[index]
+    other[i, j] = other[j, i] = 1 - graph[i, j]
+    return graph, other
+
+
+def graph_pairs(min_n: int = 2, max_n: int = 10, density: float = 0.5) -> st.SearchStrategy:
+    """(G, G') edge-adjacent: G from ``graphs`` and one vertex pair of it toggled."""
+    return graphs(min_n, max_n, density).flatmap(_toggled)
+
+
+def _values(low: float, high: float) -> st.SearchStrategy[float]:
+    return st.floats(low, high, allow_nan=False, allow_infinity=False)
+
+
+def datasets(min_n: int = 1, max_n: int = 10, d: int = 1, low: float = -1.0,
+             high: float = 1.0) -> st.SearchStrategy[np.ndarray]:
+    """Float arrays of shape (n, d), n in [min_n, max_n], entries in [low, high]."""
+    min_n, max_n = _sizes("n", min_n, max_n, 0)
+    d = _validate.integer("d", d, minimum=1)
+    low, high = _range(low, high)
+    return st.integers(min_n, max_n).flatmap(lambda n: hnp.arrays(float, (n, d), elements=_values(low, high)))
+
+
+def _rows(d: int, low: float, high: float) -> st.SearchStrategy[np.ndarray]:
+    return hnp.arrays(float, (d,), elements=_values(low, high))
+
+
+@st.composite
+def _replaced(draw, data: np.ndarray, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
+    index = draw(st.integers(0, len(data) - 1))
+    row = draw(_rows(data.shape[1], low, high).filter(lambda r: not np.array_equal(r, data[index])))
+    other = data.copy()
+    other[index] = row
+    return data, other
+
+
+def replace_one_pairs(min_n: int = 1, max_n: int = 10, d: int = 1, low: float = -1.0,
+                      high: float = 1.0) -> st.SearchStrategy:
+    """(D, D') with one row of D replaced by a different row (``ReplaceOne`` neighbours)."""
+    min_n, _ = _sizes("n", min_n, max_n, 1)
+    low, high = _range(low, high)
+    return datasets(min_n, max_n, d, low, high).flatmap(lambda data: _replaced(data, low, high))
+
+
+@st.composite
+def _extended(draw, data: np.ndarray, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
+    position = draw(st.integers(0, len(data)))
+    row = draw(_rows(data.shape[1], low, high))
+    return data, np.insert(data, position, row, axis=0)
+
+
+def add_remove_pairs(min_n: int = 0, max_n: int = 10, d: int = 1, low: float = -1.0,
+                     high: float = 1.0) -> st.SearchStrategy:
+    """(D, D') with D' = D plus one row inserted anywhere (``AddRemoveOne`` neighbours); D has
+    min_n..max_n rows."""
+    low, high = _range(low, high)
+    return datasets(min_n, max_n, d, low, high).flatmap(lambda data: _extended(data, low, high))
+
+
+@st.composite
+def _shifted(draw, k: int, sensitivity: float, monotone: bool) -> tuple[np.ndarray, np.ndarray]:
+    scores = draw(hnp.arrays(float, (k,), elements=_values(0.0, 4 * sensitivity)))
+    steps = st.sampled_from((0, 1)) if monotone else st.sampled_from((0, 1, -1))
+    shift = np.asarray(draw(st.lists(steps, min_size=k, max_size=k)), dtype=float)
+    if monotone and draw(st.booleans()):
+        shift = -shift
+    return scores, scores + sensitivity * shift
+
+
+def score_pairs(min_k: int = 2, max_k: int = 8, sensitivity: float = 1.0,
+                monotone: bool = False) -> st.SearchStrategy:
+    """(u, u') score vectors with |u_i − u'_i| in {0, sensitivity}; ``monotone``: all moves in one
+    direction (counting queries), as monotone report-noisy-max assumes."""
+    min_k, max_k = _sizes("k", min_k, max_k, 1)
+    sensitivity = _validate.positive("sensitivity", sensitivity)
+    return st.integers(min_k, max_k).flatmap(lambda k: _shifted(k, sensitivity, bool(monotone)))
+
+
+def _density(graph: np.ndarray) -> float:
+    n = graph.shape[0]
+    return float(graph.sum() / (n * (n - 1)))
+
+
+def pairs_like(relation: object, data) -> st.SearchStrategy:
+    """Neighbouring pairs of the relation shaped like ``data``: graphs with its n and density;
+    datasets with its n, d and a value range that extends its own by its width on each side."""
+    if isinstance(relation, EdgeAdjacency):
+        graph = relation.validate(data)
+        return graph_pairs(graph.shape[0], graph.shape[0], _density(graph))
+    if not isinstance(relation, (ReplaceOne, AddRemoveOne)):
+        raise TypeError(f"no pair strategy for relation {relation!r}; pass pairs=[(D, D'), ...] instead")
+    rows = relation.validate(data)
+    rows = rows[:, None] if rows.ndim == 1 else rows
+    n, d = rows.shape
+    lo, hi = (float(rows.min()), float(rows.max())) if n else (-1.0, 1.0)
+    span = hi - lo if hi > lo else 1.0
+    low, high = lo - span, hi + span
+    if isinstance(relation, ReplaceOne):
+        pairs = replace_one_pairs(max(n, 1), max(n, 1), d, low, high)
+    else:
+        pairs = add_remove_pairs(max(n - 1, 0), n, d, low, high)
+    if np.ndim(data) == 1:
+        return pairs.map(lambda pair: (pair[0][:, 0], pair[1][:, 0]))
+    return pairs

@@ -1,0 +1,187 @@
+"""What ``audit`` can audit: registered estimators, graphs, mechanisms and plain functions.
+
+``resolve`` turns a target into a ``Target``: the function to sample, the relation its claim is
+about, the claim, candidate pairs to score first, and how to step to a neighbour of an input
+(for the search). Estimators bring all of it (``example(rng)`` of the registry, the graph's
+relation and planned guarantee); a graph or function needs ``data`` (or explicit pairs); a
+mechanism's pairs are query answers at most its sensitivity apart, with known hard defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+import attrs
+import numpy as np
+
+from ..graph import Graph, registry
+from ..mechanisms import (Exponential, Gaussian, HistogramLearner, Laplace, Mechanism, ReportNoisyMax, TopKPeeling,
+                          TruncatedLaplace)
+from ..relations import AddRemoveOne, EdgeAdjacency, ReplaceOne
+from .runners import RunEstimator, RunGraph, RunMechanism
+
+#: neighbours of the example input scored before the search explores further
+EXAMPLE_NEIGHBOURS = 4
+#: candidate scores of a selection mechanism's default pair
+DEFAULT_CANDIDATES = 4
+
+
+@attrs.frozen
+class ValueNeighbours:
+    """Query answers at most ``sensitivity`` apart in the ℓ``norm`` distance (``monotone``: every
+    coordinate moves the same way): the pairs a mechanism's claim speaks about."""
+
+    norm: float
+    sensitivity: float
+    monotone: bool = False
+
+    def are_neighbours(self, a, b) -> bool:
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        if a.shape != b.shape:
+            return False
+        difference = (b - a).ravel()
+        if self.monotone and (difference > 0).any() and (difference < 0).any():
+            return False
+        return bool(np.linalg.norm(difference, self.norm) <= self.sensitivity * (1 + 1e-12))
+
+    def neighbours(self, value, rng: np.random.Generator, count: int = 10) -> Iterator[np.ndarray]:
+        """Answers at the full distance: one coordinate moved (ℓ1), a random direction (ℓ2), or
+        every coordinate moved up, down or not at all (ℓ∞; all the same way if monotone)."""
+        value = np.asarray(value, dtype=float)
+        for _ in range(count):
+            if self.norm == 1:
+                step = np.zeros(value.size)
+                step[rng.integers(value.size)] = rng.choice((-1.0, 1.0))
+            elif self.norm == 2:
+                step = rng.normal(size=value.size)
+                step /= np.linalg.norm(step)
+            else:
+                step = rng.integers(-1, 2, value.size).astype(float)
+                if self.monotone:
+                    step = np.abs(step) * rng.choice((-1.0, 1.0))
+                if not step.any():
+                    step[rng.integers(value.size)] = 1.0
+            yield value + self.sensitivity * step.reshape(value.shape)
+
+    def __str__(self) -> str:
+        return (f"answers within ℓ{self.norm:g} distance {self.sensitivity:g}"
+                + (", all moving one way" if self.monotone else ""))
+
+
+@attrs.frozen
+class Target:
+    """Everything ``audit`` needs about what it audits; ``claim`` is (ε or None, δ);
+    ``neighbours(data, rng, count)`` steps through inputs for the search (None: nothing to find,
+    e.g. noise added to a scalar looks the same from every answer)."""
+
+    label: str
+    fn: Callable
+    relation: object | None
+    claim: tuple[float | None, float]
+    defaults: tuple[tuple[object, object], ...] = ()
+    neighbours: Callable | None = None
+
+    def runner(self, pairs) -> Callable:
+        """The function to sample for these pairs (a histogram learner needs their bins)."""
+        if isinstance(self.fn, RunMechanism):
+            return self.fn.for_inputs([x for pair in pairs for x in pair])
+        return self.fn
+
+
+def _around(relation: object, example, rng: np.random.Generator) -> dict:
+    """Default pairs (the example and some of its neighbours) and the relation's neighbours."""
+    if example is None or not callable(getattr(relation, "neighbours", None)):
+        return {}
+    neighbours = relation.neighbours(example, rng, EXAMPLE_NEIGHBOURS)
+    return {"defaults": tuple((example, other) for other in neighbours), "neighbours": relation.neighbours}
+
+
+def _graph(graph: Graph, fn: Callable, label: str, data, rng: np.random.Generator) -> Target:
+    guarantee = graph.plan().guarantee
+    example = None if data is None else graph.validate(data)
+    return Target(label, fn, graph.relation, (guarantee.epsilon, guarantee.delta),
+                  **_around(graph.relation, example, rng))
+
+
+def _estimator(name: str, data, rng: np.random.Generator) -> Target:
+    try:
+        info = registry.info(name)
+    except KeyError as exc:
+        raise ValueError(f"target: {exc.args[0]}") from None
+    if info.example is None:
+        raise ValueError(f"target: estimator {name!r} registers no example(rng), so its parameters are unknown; "
+                         f"audit dpledger.estimator({name!r}, **params) as a Graph with data= or pairs=")
+    params, example = info.example(rng)
+    graph = registry.estimator(name, **params)
+    settings = ", ".join(f"{key}={value!r}" for key, value in params.items())
+    return _graph(graph, RunEstimator(name, params), f"{name} ({settings})", example if data is None else data, rng)
+
+
+def _mechanism(mechanism: Mechanism) -> Target:
+    guarantee = mechanism.guarantee()
+    base = {"label": repr(mechanism), "fn": RunMechanism(mechanism), "claim": (guarantee.epsilon, guarantee.delta)}
+    if isinstance(mechanism, HistogramLearner):
+        width = mechanism.bin_width
+        points = np.full((mechanism.n, 1), 0.5 * width)
+        moved = points.copy()
+        moved[0] = 2.5 * width  # a bin only D' fills: the path the threshold's δ pays for
+        return Target(**base, relation=ReplaceOne(), defaults=((points, moved),), neighbours=ReplaceOne().neighbours)
+    sensitivity = getattr(mechanism, "sensitivity", None)
+    if isinstance(mechanism, (Laplace, TruncatedLaplace, Gaussian)):
+        norm = 2 if isinstance(mechanism, Gaussian) else 1
+        return Target(**base, relation=ValueNeighbours(norm, sensitivity), defaults=((0.0, sensitivity),))
+    if isinstance(mechanism, (Exponential, ReportNoisyMax, TopKPeeling)):
+        monotone = getattr(mechanism, "monotonic", False)
+        k = max(DEFAULT_CANDIDATES, getattr(mechanism, "k", 1) + 1)
+        first = np.eye(k)[0] * sensitivity
+        # one score down and all others up: the normaliser moves against the selected score
+        pair = (np.zeros(k), first) if monotone else (first, sensitivity - first)
+        relation = ValueNeighbours(np.inf, sensitivity, monotone)
+        return Target(**base, relation=relation, defaults=(pair,), neighbours=relation.neighbours)
+    return Target(**base, relation=None)
+
+
+def _function(fn: Callable, relation: object | None, data, rng: np.random.Generator) -> Target:
+    label = getattr(fn, "__name__", repr(fn))
+    return Target(label, fn, relation, (None, 0.0), **_around(relation, data, rng))
+
+
+def resolve(target: object, relation: object | None, data, rng: np.random.Generator) -> Target:
+    """The ``Target`` for ``audit``'s ``target`` argument; ``rng`` draws examples and neighbours."""
+    if isinstance(target, str):
+        resolved = _estimator(target, data, rng)
+    elif isinstance(target, Graph):
+        resolved = _graph(target, RunGraph(target), f"graph {target.name!r}", data, rng)
+    elif isinstance(target, Mechanism):
+        resolved = _mechanism(target)
+    elif callable(target):
+        return _function(target, relation, data, rng)
+    else:
+        raise TypeError(f"target must be an estimator name, a Graph, a Mechanism or a function fn(data, rng), "
+                        f"got {type(target).__name__}")
+    if relation is not None and relation != resolved.relation:
+        raise ValueError(f"relation: {resolved.label} is private under {resolved.relation}, so its claim says "
+                         f"nothing about {relation}; leave relation unset")
+    return resolved
+
+
+def describe_pair(relation: object | None, a, b) -> str:
+    """A pair in a few words: which edge or row changed, or the two answers."""
+    if isinstance(relation, EdgeAdjacency):
+        changed = np.argwhere(np.triu(np.asarray(a) != np.asarray(b), k=1))
+        if not len(changed):
+            return "identical graphs"
+        i, j = changed[0]
+        return f"edge {{{i}, {j}}} {'removed' if np.asarray(a)[i, j] else 'added'}"
+    if isinstance(relation, ReplaceOne):
+        rows_a, rows_b = (np.asarray(x, dtype=float).reshape(len(x), -1) for x in (a, b))
+        i = int(np.argmax((rows_a != rows_b).any(axis=1)))
+        return f"row {i} of {len(rows_a)} replaced: {_short(rows_a[i])} → {_short(rows_b[i])}"
+    if isinstance(relation, AddRemoveOne):
+        return f"{len(a)} rows vs {len(b)} rows"
+    return f"{_short(a)} vs {_short(b)}"
+
+
+def _short(value) -> str:
+    return np.array2string(np.asarray(value, dtype=float), precision=4, threshold=8, separator=", ",
+                           suppress_small=True, max_line_width=10_000)

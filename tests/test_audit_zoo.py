@@ -1,0 +1,262 @@
+"""A zoo of faulty mechanisms from the literature and from real bug reports: each must be flagged,
+and its correct counterpart must pass, on the same pairs and the same claim.
+
+Sizing. Every audit runs at confidence 1 − 1e-8, so by Clopper–Pearson exactness and the
+Bonferroni split a correct mechanism is reported as violating with probability at most 1e-8;
+with 13 correct counterparts the union bound puts a false alarm anywhere in this file below
+1.3e-7 (a proof, whatever the seeds). Each bug's sample size is chosen so that its expected
+certified ε clears the claim by a wide margin (worked out next to it), so a miss is as unlikely.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from dpledger.audit import audit, audit_pairs, textbook_laplace_reachable
+from dpledger.mechanisms import Exponential, Gaussian, ReportNoisyMax, analytic_sigma
+from dpledger.relations import AddRemoveOne, EdgeAdjacency, ReplaceOne
+
+CONFIDENCE = 1 - 1e-8
+
+
+def check(buggy, correct, **audit_kwargs):
+    """Audit both mechanisms on the same pairs and claim: the bug is flagged, the fix is not."""
+    found = audit_pairs(buggy, confidence=CONFIDENCE, **audit_kwargs)
+    assert found.ok and found.violation, str(found)
+    fixed = audit_pairs(correct, confidence=CONFIDENCE, seed=audit_kwargs["seed"] + 1000,
+                        **{k: v for k, v in audit_kwargs.items() if k != "seed"})
+    assert fixed.ok and not fixed.violation, str(fixed)
+    return found
+
+
+# --- noise calibrated to the wrong sensitivity -----------------------------------------------------
+
+def _noisy_sum(data, rng, size, *, scale):
+    return np.sum(data) + rng.laplace(scale=scale, size=size)
+
+
+def test_laplace_at_half_the_scale():
+    # Replace-one sensitivity forgotten (the Gaussian twin: google/differential-privacy PR #464).
+    # True ε = 2: {sum >= 1} has probabilities 0.5 and 0.5e^-2; 50,000 test samples certify ≈ 1.9.
+    pair = [(np.array([0.2, 0.5, 1.0]), np.array([0.2, 0.5, 0.0]))]
+    check(functools.partial(_noisy_sum, scale=0.5), functools.partial(_noisy_sum, scale=1.0),
+          pairs=pair, epsilon=1.0, samples=100_000, seed=1, relation=ReplaceOne())
+
+
+def _sum_of_squares(data, rng, size, *, scale):
+    return np.sum(np.square(data)) + rng.laplace(scale=scale, size=size)
+
+
+def test_sum_of_squares_sensitivity_from_the_lower_bound_only():
+    # diffprivlib issue #105 / PR #110: max(|L|, |L|)² instead of max(|L|, |U|)², here 1 instead of 9
+    # for bounds [-1, 3]. One row 0 → 3 moves the sum by 9: true ε = 9, claim 1; {s >= 7} has
+    # probabilities ≈ 0.5 and 0.5e^-7, and 10,000 test samples certify ≈ 5.9.
+    pair = [(np.zeros(3), np.array([3.0, 0.0, 0.0]))]
+    check(functools.partial(_sum_of_squares, scale=1.0), functools.partial(_sum_of_squares, scale=9.0),
+          pairs=pair, epsilon=1.0, samples=20_000, seed=2, relation=ReplaceOne())
+
+
+def _histogram(data, rng, size, *, bins, scale):
+    counts = np.bincount(np.asarray(data, dtype=int), minlength=bins)
+    return counts + rng.laplace(scale=scale, size=(size, bins))
+
+
+def test_histogram_with_noise_scale_epsilon():
+    # Ding et al., CCS 2018, Alg. 10 (NoisyHist2): Lap(ε) instead of Lap(1/ε). At ε = 0.5 the
+    # scale is 0.5, so adding one record to a bin costs true ε = 2; the changed coordinate
+    # certifies ≈ 1.9 with 50,000 test samples against the claim of 0.5.
+    data = np.array([0, 1, 1, 2, 4])
+    pair = [(data, np.append(data, 1))]
+    check(functools.partial(_histogram, bins=5, scale=0.5), functools.partial(_histogram, bins=5, scale=2.0),
+          pairs=pair, epsilon=0.5, samples=100_000, seed=3, relation=AddRemoveOne())
+
+
+def _degrees(graph, rng, size, *, scale):
+    return graph.sum(axis=0) + rng.laplace(scale=scale, size=(size, len(graph)))
+
+
+def test_degree_sequence_calibrated_as_if_one_edge_moved_one_degree():
+    # Hay et al., ICDM 2009: under edge adjacency an edge moves two degrees (ℓ1 sensitivity 2).
+    # Lap(1/ε) at ε = 2 is 4-DP. The sum of the two changed coordinates (projection on the mean
+    # difference) shifts by 4 Laplace scales: at threshold 8 scales the ratio is e^4·8/12 ≈ e^3.6
+    # with probability ≈ 0.027, so 50,000 test samples certify ≈ 2.9 > 2. The pairs are found by
+    # ``audit``'s search around a random graph (every edge is equally bad).
+    graph = np.triu(np.random.default_rng(4).random((10, 10)) < 0.3, k=1).astype(float)
+    graph = graph + graph.T
+    for scale, violation in [(0.5, True), (1.0, False)]:
+        report = audit(functools.partial(_degrees, scale=scale), epsilon=2.0, relation=EdgeAdjacency(), data=graph,
+                       samples=100_000, confidence=CONFIDENCE, seed=4, search_examples=3, audited_pairs=1)
+        assert report.ok and report.violation is violation, str(report)
+    assert report.search.pairs[0].startswith("edge {")
+
+
+def _vector_sum(data, rng, size, *, sigma):
+    return np.sum(data, axis=0) + sigma * rng.normal(size=(size, data.shape[1]))
+
+
+def test_vector_gaussian_calibrated_to_one_coordinate():
+    # ℓ∞ instead of ℓ2 sensitivity (Dwork & Roth 2014, Thm A.1 needs Δ2): 16 counts of
+    # sensitivity 1 have Δ2 = 4. The mean-difference projection shifts by ≈ 1.07 σ units; at 2σ
+    # the probabilities are 0.176 and 0.023 (ratio e^2.05); further out the ratio grows: ≈ 2.3
+    # certified against 1 with 50,000 test samples.
+    epsilon, delta, d = 1.0, 1e-5, 16
+    sigma = analytic_sigma(epsilon, delta)
+    base = np.zeros((5, d))
+    changed = base.copy()
+    changed[0] = 1.0
+    check(functools.partial(_vector_sum, sigma=sigma), functools.partial(_vector_sum, sigma=sigma * math.sqrt(d)),
+          pairs=[(base, changed)], epsilon=epsilon, delta=delta, samples=100_000, seed=5, relation=ReplaceOne())
+
+
+def _classic_gaussian_sum(data, rng, size, *, sigma):
+    return np.sum(data) + sigma * rng.normal(size=size)
+
+
+def test_classic_gaussian_above_epsilon_one():
+    # smartnoise-sdk issue #462 (Balle & Wang 2018, Thm 4): σ = sqrt(2 ln(1.25/δ))/ε outside
+    # ε <= 1. At (4, 1e-5) it is in fact still private (true ε 3.51), so no auditor can flag it;
+    # it breaks for large ε, and visibly only with a large δ (at δ = 1e-5 the excess δ is far too
+    # small to sample). At (8, 0.2): σ = 0.239, true ε 9.6; 1.5·10^6 test samples per side
+    # certify ≈ 9.1 > 8 (the analytic σ = 0.27 for the same claim passes).
+    epsilon, delta = 8.0, 0.2
+    classic = math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+    pair = [(np.array([0.0, 1.0]), np.array([0.0, 0.0]))]
+    check(functools.partial(_classic_gaussian_sum, sigma=classic),
+          functools.partial(_classic_gaussian_sum, sigma=Gaussian(epsilon, delta).sigma),
+          pairs=pair, epsilon=epsilon, delta=delta, samples=3_000_000, seed=6, relation=ReplaceOne())
+
+
+def _mean(data, rng, size, *, epsilon):
+    """Mean of values in [0, 1] with Lap(1/(nε)), n read from the data."""
+    return np.mean(data) + rng.laplace(scale=1 / (len(data) * epsilon), size=size)
+
+
+def _sum_and_count(data, rng, size, *, epsilon):
+    """Noisy sum and noisy count at ε/2 each (their ratio is a mean, by post-processing)."""
+    noise = rng.laplace(scale=2 / epsilon, size=(size, 2))
+    return np.array([np.sum(data), len(data)]) + noise
+
+
+def test_mean_whose_sensitivity_uses_the_private_count():
+    # smartnoise-core issue #355: under add/remove the count n is private, so 1/n is not the
+    # mean's sensitivity. D = [1] (mean 1, scale 1) vs D' = [1, 0] (mean 0.5, scale 0.5): for
+    # t >= 1, P[≥ t] is ½e^-(t-1) against ½e^-2(t-0.5), a ratio e^t: unbounded; ≈ 2.8 certified
+    # against 1 with 50,000 test samples.
+    pair = [(np.array([1.0]), np.array([1.0, 0.0]))]
+    check(functools.partial(_mean, epsilon=1.0), functools.partial(_sum_and_count, epsilon=1.0),
+          pairs=pair, epsilon=1.0, samples=100_000, seed=7, relation=AddRemoveOne())
+
+
+# --- selection --------------------------------------------------------------------------------------
+
+def _noisy_max_with_value(scores, rng, size, *, epsilon):
+    noisy = scores + rng.laplace(scale=2 / epsilon, size=(size, len(scores)))
+    index = np.argmax(noisy, axis=1)
+    return np.column_stack([index, noisy[np.arange(size), index]])
+
+
+def test_report_noisy_max_releasing_the_value():
+    # Ding et al., CCS 2018 (NoisyMax returning the maximum value) and Lyu, Su & Li, VLDB 2017:
+    # P[max <= 0] is 1/16 under D and e^-2/16 under D' (all four scores move up by 1): ≈ 1.6
+    # certified against 1 with 50,000 test samples. The fix releases the index only.
+    scores = np.zeros(4)
+    check(functools.partial(_noisy_max_with_value, epsilon=1.0), ReportNoisyMax(1.0).sample,
+          pairs=[(scores, scores + 1)], epsilon=1.0, samples=100_000, seed=8)
+
+
+def _exponential_without_the_two(scores, rng, size, *, epsilon):
+    return np.argmax(epsilon * scores + rng.gumbel(size=(size, len(scores))), axis=1)
+
+
+def test_exponential_mechanism_missing_the_factor_two():
+    # mbi issue #65 (JAM's exponential mechanism): scores that move in opposite directions need
+    # exp(ε·S/(2Δ)). With exp(ε·S/Δ) and scores (1, 0, ..., 0) → (0, 1, ..., 1) over 10
+    # candidates, P[h = 0] is e/(e + 9) = 0.232 against 1/(1 + 9e) = 0.039: true ε ≈ 1.78, and
+    # 50,000 test samples certify ≈ 1.55 > 1.
+    first = np.eye(10)[0]
+    check(functools.partial(_exponential_without_the_two, epsilon=1.0), Exponential(1.0).sample,
+          pairs=[(first, 1 - first)], epsilon=1.0, samples=100_000, seed=9)
+
+
+# --- sparse vector technique (Lyu, Su & Li, VLDB 2017) ----------------------------------------------
+
+def _sparse_vector(queries, rng, size, *, epsilon, cutoff, threshold_noise=True, query_noise=True):
+    """Bits [q_i + ν_i >= T + ρ] (T = 0), -1 after ``cutoff`` positive answers (None: no cutoff).
+
+    Alg. 1 of Lyu et al.: ρ ~ Lap(2/ε), ν ~ Lap(4c/ε) (Lap(2/ε) without a cutoff, as in Alg. 6).
+    """
+    k = len(queries)
+    rho = rng.laplace(scale=2 / epsilon, size=(size, 1)) if threshold_noise else np.zeros((size, 1))
+    nu_scale = 4 * cutoff / epsilon if cutoff else 2 / epsilon
+    nu = rng.laplace(scale=nu_scale, size=(size, k)) if query_noise else np.zeros((size, k))
+    above = (queries + nu >= rho).astype(int)
+    if cutoff:
+        answered = np.cumsum(above, axis=1) - above  # positive answers before each query
+        above[answered >= cutoff] = -1
+    return above
+
+
+correct_sparse_vector = functools.partial(_sparse_vector, epsilon=1.0, cutoff=1)
+
+
+def test_sparse_vector_without_threshold_noise():
+    # Lyu et al. §3: ⊥ answers are free only because they share the noisy threshold ρ. Without
+    # it each ⊥ of a query at the threshold costs ε/4: with 8 such queries moved up by 1,
+    # "no query answered" has probability 2^-8 against 0.389^8 (ratio e^2.0); 10^6 test samples
+    # certify ≈ 1.6 > 1.
+    queries = np.zeros(8)
+    check(functools.partial(_sparse_vector, epsilon=1.0, cutoff=1, threshold_noise=False), correct_sparse_vector,
+          pairs=[(queries, queries + 1)], epsilon=1.0, samples=2_000_000, seed=10)
+
+
+def test_sparse_vector_without_query_noise():
+    # Lyu et al. Alg. 5 (Stoddard et al. 2014), StatDP's iSVT1: the bits are then a deterministic
+    # function of ρ, and queries (0, 0) → (1, -1) give the answer (1, 0), impossible under D.
+    check(functools.partial(_sparse_vector, epsilon=1.0, cutoff=None, query_noise=False), correct_sparse_vector,
+          pairs=[(np.zeros(2), np.array([1.0, -1.0]))], epsilon=1.0, samples=20_000, seed=11)
+
+
+def test_sparse_vector_without_cutoff():
+    # Lyu et al. Alg. 6 (Chen et al. 2015): answering every query is not ε-DP for any ε; its
+    # loss grows with the number of queries. 20 queries, half moved up and half down: the
+    # mean-difference projection certifies ≈ 3 against 1 with 50,000 test samples.
+    queries = np.zeros(20)
+    moved = np.repeat([1.0, -1.0], 10)
+    check(functools.partial(_sparse_vector, epsilon=1.0, cutoff=None), correct_sparse_vector,
+          pairs=[(queries, moved)], epsilon=1.0, samples=100_000, seed=12)
+
+
+# --- floating point -------------------------------------------------------------------------------
+
+def _textbook_laplace(value, rng, size, *, scale):
+    """value ± (−scale·ln U), U uniform on the 2^-53 grid: the sampler Mironov attacks."""
+    u = rng.integers(1, 2**53, endpoint=True, size=size) * 2.0**-53
+    sign = np.where(rng.random(size) < 0.5, -1.0, 1.0)
+    return value + sign * (-scale * np.log(u))
+
+
+def _geometric(value, rng, size, *, epsilon):
+    """Two-sided geometric (discrete Laplace) noise: exactly ε-DP for integer answers."""
+    p = 1 - math.exp(-epsilon)
+    return value + rng.geometric(p, size) - rng.geometric(p, size)
+
+
+def test_textbook_floating_point_laplace_leaks_through_its_low_bits():
+    # Mironov, CCS 2012: far from f(D), few floats are reachable as f(D) ± (−b·ln U), and which
+    # ones depends on f(D). Statistic: is the output reachable from f(D) = 0? Under D always;
+    # under D' (f = 1) about 60% of outputs are not, an event of probability 0 under D: 20,000
+    # test samples certify ≈ 6.5 against 1. The fix (integer noise) has nothing in its low bits.
+    check(functools.partial(_textbook_laplace, scale=1.0), functools.partial(_geometric, epsilon=1.0),
+          pairs=[(0.0, 1.0)], epsilon=1.0, samples=40_000, seed=13, statistics=[textbook_laplace_reachable(0.0, 1.0)])
+
+
+def test_reachability_is_exact_for_the_textbook_sampler():
+    rng = np.random.default_rng(14)
+    outputs = _textbook_laplace(0.0, rng, 20_000, scale=1.0)
+    assert textbook_laplace_reachable(0.0, 1.0)(outputs).all()
+    shifted = _textbook_laplace(1.0, rng, 20_000, scale=1.0)
+    far = np.abs(shifted - 1) > 6
+    assert textbook_laplace_reachable(0.0, 1.0)(shifted[far]).mean() < 0.2
