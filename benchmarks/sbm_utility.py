@@ -129,8 +129,8 @@ def plot(curve_rows, karate_result, path):
         ax.set_xscale("log", base=2)
         ax.set_title(setting, fontsize=9)
         ax.set_xlabel("ε (δ = 1e-6 where used)")
+        ax.legend(fontsize=7)
     axes[0].set_ylabel("error rate (fraction misclassified)")
-    axes[0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
