@@ -12,6 +12,7 @@ is private with respect to exactly one relation, and the accountant refuses to m
 
 from __future__ import annotations
 
+import abc
 import collections
 import math
 from typing import Iterator
@@ -58,20 +59,22 @@ def _candidates(rows: np.ndarray, rng: np.random.Generator, count: int) -> np.nd
     return rng.uniform(lo - span, hi + span, size=(count, rows.shape[1]))
 
 
-class Relation:
+class Relation(abc.ABC):
     """Interface shared by the relations: a distance, a neighbour test, a neighbour generator."""
 
     name: str = "relation"
 
-    def distance(self, a, b) -> float:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abc.abstractmethod
+    def distance(self, a, b) -> float:
+        """How many neighbour-steps apart ``a`` and ``b`` are (inf when incomparable)."""
 
     def are_neighbours(self, a, b) -> bool:
         """True when ``a`` and ``b`` are at most one unit apart (identical inputs included)."""
         return self.distance(a, b) <= 1
 
+    @abc.abstractmethod
     def neighbours(self, data, rng: np.random.Generator, count: int = 10) -> Iterator:
-        raise NotImplementedError  # pragma: no cover - interface
+        """``count`` neighbours of ``data``, drawn with ``rng``."""
 
     def validate(self, data):
         """The input in the form the relation speaks about, or a ``ValueError`` before any charge."""

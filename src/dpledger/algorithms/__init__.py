@@ -1,5 +1,5 @@
 """Built-in estimators; importing this package registers them."""
 
-from . import sbm
+from . import mean, sbm, sparse_mean
 
-__all__ = ["sbm"]
+__all__ = ["mean", "sbm", "sparse_mean"]

@@ -3,6 +3,8 @@ any of them the same way."""
 
 from __future__ import annotations
 
+import abc
+
 from typing import Any
 
 import attrs
@@ -12,7 +14,7 @@ from .. import _random, _validate
 from ..guarantees import Guarantee
 
 
-class Mechanism:
+class Mechanism(abc.ABC):
     """A noise or selection mechanism: a small frozen attrs class with
 
     - ``guarantee()``: what it proves, given its parameters (the sensitivity is a *claim* about
@@ -26,8 +28,9 @@ class Mechanism:
 
     source: str = "unspecified"
 
-    def guarantee(self) -> Guarantee:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abc.abstractmethod
+    def guarantee(self) -> Guarantee:
+        """What the mechanism proves for its parameters."""
 
     def dp_event(self):
         return None
@@ -51,8 +54,9 @@ class Mechanism:
     def _check_value(self, value):
         return _validate.finite_array("value", value, min_size=1)
 
-    def _draw(self, value, rng: np.random.Generator, size: int | None):  # pragma: no cover
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _draw(self, value, rng: np.random.Generator, size: int | None):
+        """One draw (``size`` None) or a batch with a leading axis, for a checked ``value``."""
 
 
 #: Largest batch one ``sample`` call draws (80 MB of doubles per coordinate).

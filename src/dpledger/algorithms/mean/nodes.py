@@ -1,0 +1,124 @@
+"""Graph pieces for pure-DP mean estimation, shared by ``mean.*`` and ``sparse_mean.*``.
+
+Both pieces optionally run on the columns named by an earlier release (``columns``: the name of
+an output holding coordinate indices), so a sparse estimator can reuse them on its chosen support.
+
+Privacy under ReplaceOne with public n. Every released real vector goes through
+``SnappingLaplace`` (Mironov 2012, Theorem 1: ε-DP for ℓ1-sensitivity Δ, float-safe). Laplace
+noise needs the ℓ1 sensitivity, so clipping is per coordinate (to a box), never to an ℓ2 ball:
+the mean of n points clipped to [c - r, c + r]^m moves by at most 2r/n per coordinate when one
+point is replaced, i.e. Δ1 = 2rm/n.
+
+Refusal: when the ℓ2 standard deviation of the final noise, sqrt(2m)·Δ1/ε, exceeds R, the
+constant output 0 is (in expectation) more accurate than the release; the factory refuses.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...graph import postprocess, release, sequence
+from ...mechanisms import SnappingLaplace
+
+#: ``mean.clipped`` clips each coordinate to [-(R + SPREAD·σ), R + SPREAD·σ] (|μ_j| <= ||μ||_2 <= R).
+SPREAD = 3.0
+#: Localisation histogram: bins of width BIN_WIDTH·σ covering [-R - BIN_WIDTH·σ, R + BIN_WIDTH·σ].
+BIN_WIDTH = 2.0
+#: After localisation, clip to the centre ± LOCAL_RADIUS·σ: the chosen bin is typically the one holding
+#: μ_j or a neighbour (within 1.5 bin widths), plus SPREAD·σ of spread. A utility choice: privacy
+#: holds for any radius.
+LOCAL_RADIUS = SPREAD + 1.5 * BIN_WIDTH
+#: Most localisation bins per coordinate (R/σ up to about 2,000); more would exhaust memory.
+MAX_BINS = 2048
+
+
+def _selected(columns: str | None):
+    """(uses, select(data, outputs)): all columns, or those named by an earlier release."""
+    if columns is None:
+        return (), lambda data, out: data
+    return (columns,), lambda data, out: data[:, np.asarray(out[columns], dtype=int)]
+
+
+def noisy_mean_mechanism(epsilon: float, radius: float, bound: float, n: int, dim: int, R: float) -> SnappingLaplace:
+    """Snapping Laplace for the mean of n points clipped to a box of half-width ``radius`` in ``dim``
+    coordinates (Δ1 = 2·radius·dim/n, see module doc), refusing when its noise alone exceeds R."""
+    sensitivity = 2.0 * radius * dim / n
+    noise_l2 = math.sqrt(2.0 * dim) * sensitivity / epsilon
+    if not math.isfinite(bound + noise_l2):
+        raise ValueError(f"R={R:g} with sigma and d this large overflows the clipping bound or the noise scale")
+    if noise_l2 > R:
+        raise ValueError(
+            f"n={n} is too small for a meaningful answer: the Laplace noise alone has ℓ2 standard deviation "
+            f"{noise_l2:.3g} > R={R:g} (outputting 0 would do better); need n >= {n * noise_l2 / R:.3g} "
+            "at this ε and dimension")
+    return SnappingLaplace(epsilon, bound=bound, sensitivity=sensitivity)
+
+
+def clipped_mean(name: str, epsilon: float, R: float, n: int, dim: int, sigma: float, columns: str | None = None):
+    """Release the mean of the samples clipped per coordinate to [-B, B], B = R + SPREAD·σ, plus
+    snapping Laplace noise: ε-DP (Δ1 = 2B·dim/n; Mironov 2012, Thm 1)."""
+    bound = R + SPREAD * sigma
+    uses, select = _selected(columns)
+    return release(name, noisy_mean_mechanism(epsilon, bound, bound, n, dim, R),
+                   lambda data, **out: np.clip(select(data, out), -bound, bound).mean(axis=0), uses=uses,
+                   note=f"coordinates clipped to ±{bound:g}: ℓ1-sensitivity 2·B·dim/n")
+
+
+def bin_centres(R: float, sigma: float) -> np.ndarray:
+    """Centres of the localisation bins (public: they depend on R and σ only)."""
+    if R / sigma > (MAX_BINS / 2 - 1) * BIN_WIDTH:
+        raise ValueError(f"R/sigma = {R / sigma:.3g} needs more than MAX_BINS={MAX_BINS} localisation bins "
+                         f"(R/sigma <= {(MAX_BINS / 2 - 1) * BIN_WIDTH:g}); rescale the data or give a larger sigma")
+    width = BIN_WIDTH * sigma
+    count = math.ceil(2.0 * (R + width) / width)
+    return -(R + width) + width * (np.arange(count) + 0.5)
+
+
+def coordinate_histograms(samples: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """(dim, bins) counts: for every coordinate, how many samples fall in each bin (values beyond
+    the grid go to the end bins)."""
+    width = centres[1] - centres[0] if centres.size > 1 else 1.0
+    index = np.clip(np.floor((samples - (centres[0] - width / 2)) / width), 0, centres.size - 1).astype(int)
+    counts = np.zeros((samples.shape[1], centres.size))
+    np.add.at(counts, (np.broadcast_to(np.arange(samples.shape[1]), samples.shape), index), 1.0)
+    return counts
+
+
+def localised_mean(name: str, epsilon: float, R: float, n: int, dim: int, sigma: float, locate_share: float,
+                   columns: str | None = None):
+    """Coarse private localisation, then clipping around it, then snapping Laplace noise.
+
+    1. Per-coordinate histograms over ``bin_centres(R, σ)`` released with snapping Laplace at
+       ε·share: replacing one point moves one unit of count between two bins in each of the
+       ``dim`` histograms, so Δ1 = 2·dim (Lemma A.8 / Mironov Thm 1). The centre of each
+       coordinate is its noisiest bin (post-processing, Lemma A.2).
+    2. Mean of the samples clipped to centre ± LOCAL_RADIUS·σ, snapping Laplace at ε·(1 - share)
+       (Δ1 = 2·LOCAL_RADIUS·σ·dim/n; the centres are public once released).
+    Total ε by basic sequential composition.
+    """
+    centres = bin_centres(R, sigma)
+    eps_locate, eps_mean = epsilon * locate_share, epsilon * (1.0 - locate_share)
+    if n <= 2 * dim / eps_locate:
+        raise ValueError(f"n={n} is too small to localise: the histogram noise scale 2·dim/ε = "
+                         f"{2 * dim / eps_locate:.3g} exceeds n")
+    radius = LOCAL_RADIUS * sigma
+    uses, select = _selected(columns)
+    mean_mechanism = noisy_mean_mechanism(eps_mean, radius, float(np.abs(centres).max()) + radius, n, dim, R)
+    return sequence(
+        release(f"{name}_histograms", SnappingLaplace(eps_locate, bound=float(n), sensitivity=2.0 * dim),
+                lambda data, **out: coordinate_histograms(select(data, out), centres), uses=uses,
+                note="per-coordinate histograms: ℓ1-sensitivity 2·dim under ReplaceOne"),
+        postprocess(f"{name}_centre", lambda **out: centres[np.argmax(out[f"{name}_histograms"], axis=1)],
+                    uses=f"{name}_histograms"),
+        release(name, mean_mechanism,
+                lambda data, **out: _clip_around(select(data, out), out[f"{name}_centre"], radius),
+                uses=(*uses, f"{name}_centre"),
+                note=f"coordinates clipped to released centre ±{radius:g}: ℓ1-sensitivity 2·r·dim/n"),
+        name=f"{name}_localised",
+    )
+
+
+def _clip_around(samples: np.ndarray, centre: np.ndarray, radius: float) -> np.ndarray:
+    return np.clip(samples, centre - radius, centre + radius).mean(axis=0)

@@ -1,0 +1,48 @@
+"""Public parameters of the mean estimators, the input check, and a synthetic model for examples.
+
+Model: X_1..X_n in R^d with mean μ, ||μ||_2 <= R (a priori, public), coordinates spread about
+their mean with scale σ (Gaussian N(μ, σ²I) or bounded by a few σ). n, d, R, σ are public.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import _validate
+
+
+def check_public(epsilon, R, n, d, sigma) -> tuple[float, float, int, int, float]:
+    """Validated (ε, R, n, d, σ); a ``ValueError``/``TypeError`` naming the argument otherwise."""
+    return (_validate.positive("epsilon", epsilon), _validate.positive("R", R),
+            _validate.integer("n", n, minimum=2), _validate.integer("d", d, minimum=1),
+            _validate.positive("sigma", sigma))
+
+
+def check_share(name: str, share) -> float:
+    return _validate.probability(name, share, low_open=True)
+
+
+def input_check(n: int, d: int):
+    """``check_input`` for a Graph: the data must be an (n, d) array (finiteness is checked by
+    ``ReplaceOne.validate`` before this runs)."""
+    def check(data: np.ndarray) -> np.ndarray:
+        if np.ndim(data) != 2 or np.shape(data) != (n, d):
+            raise ValueError(f"expected an (n, d) = ({n}, {d}) array of samples (n and d are public), "
+                             f"got shape {np.shape(data)}")
+        return data
+    return check
+
+
+def project_to_ball(vector: np.ndarray, radius: float) -> np.ndarray:
+    """The nearest point of the ℓ2 ball of the a priori radius (post-processing, Lemma A.2)."""
+    norm = float(np.linalg.norm(vector))
+    return vector if norm <= radius else vector * (radius / norm)
+
+
+def sparse_gaussian(n: int, d: int, k: int, R: float, rng: np.random.Generator, sigma: float = 1.0):
+    """(samples, μ): n draws of N(μ, σ²I_d), μ with k random coordinates of equal magnitude and
+    random signs, ||μ||_2 = R."""
+    mean = np.zeros(d)
+    support = rng.choice(d, size=k, replace=False)
+    mean[support] = rng.choice([-1.0, 1.0], size=k) * R / np.sqrt(k)
+    return mean + sigma * rng.standard_normal((n, d)), mean
