@@ -11,9 +11,10 @@ from the set reachable from f(D') + noise. Two remedies:
 - ``SnappingLaplace``: for real-valued queries, Mironov's snapping mechanism: clamp to [-B, B],
   add Laplace noise, round to a multiple of Λ (the smallest power of two >= the scale), clamp
   again. Theorem 1 of Mironov (2012) makes it (1 + 2^-49·B/Δ)/λ-DP for λ = scale/Δ when
-  λ < B/Δ < 2^46·λ; we solve for λ so that the stated ε holds. Remaining risk: the theorem assumes
-  a correctly rounded logarithm; numpy's is accurate to about one ulp. We document it rather
-  than claim more.
+  λ < B/Δ < 2^46·λ. For a vector of m coordinates whose shifts add up to at most Δ (ℓ1), the
+  rounding term is paid once per coordinate: (1 + m·2^-49·B/Δ)/λ (docs/proofs.md); we solve for λ
+  so that the stated ε holds. Remaining risk: the theorem assumes a correctly rounded logarithm;
+  numpy's is accurate to about one ulp. We document it rather than claim more.
 """
 
 from __future__ import annotations
@@ -126,6 +127,7 @@ class SnappingLaplace(Mechanism):
     epsilon: float = epsilon_field()
     bound: float = attrs.field(converter=lambda v: _validate.positive("bound", v))
     sensitivity: float = attrs.field(default=1.0, converter=lambda v: _validate.positive("sensitivity", v))
+    dimension: int = attrs.field(default=1, converter=lambda v: _validate.integer("dimension", v, minimum=1))
 
     def __attrs_post_init__(self):
         ratio = (self.bound / self.sensitivity) / self.lam
@@ -135,8 +137,8 @@ class SnappingLaplace(Mechanism):
 
     @property
     def lam(self) -> float:
-        """λ on the normalised query f/Δ: solves ε = (1 + 2^-49·B/Δ)/λ."""
-        return (1.0 + 2.0**-49 * self.bound / self.sensitivity) / self.epsilon
+        """λ on the normalised query f/Δ: solves ε = (1 + m·2^-49·B/Δ)/λ for m = ``dimension``."""
+        return (1.0 + self.dimension * 2.0**-49 * self.bound / self.sensitivity) / self.epsilon
 
     @property
     def scale(self) -> float:
@@ -151,8 +153,15 @@ class SnappingLaplace(Mechanism):
         return PureDP(self.epsilon)
 
     def params(self) -> dict:
-        return {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "bound": self.bound, "scale": self.scale,
-                "grid": self.grid * self.sensitivity}
+        return {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "bound": self.bound,
+                "dimension": self.dimension, "scale": self.scale, "grid": self.grid * self.sensitivity}
+
+    def _check_value(self, value):
+        array = super()._check_value(value)
+        if array.size > self.dimension:
+            raise ValueError(f"this SnappingLaplace was calibrated for {self.dimension} coordinate(s), got {array.size}; "
+                             "pass dimension=")
+        return array
 
     def _draw(self, value, rng, size):
         b = self.bound / self.sensitivity

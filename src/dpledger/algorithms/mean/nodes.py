@@ -53,7 +53,7 @@ def noisy_mean_mechanism(epsilon: float, radius: float, bound: float, n: int, di
             f"n={n} is too small for a meaningful answer: the Laplace noise alone has ℓ2 standard deviation "
             f"{noise_l2:.3g} > R={R:g} (outputting 0 would do better); need n >= {n * noise_l2 / R:.3g} "
             "at this ε and dimension")
-    return SnappingLaplace(epsilon, bound=bound, sensitivity=sensitivity)
+    return SnappingLaplace(epsilon, bound=bound, sensitivity=sensitivity, dimension=dim)
 
 
 def clipped_mean(name: str, epsilon: float, R: float, n: int, dim: int, sigma: float, columns: str | None = None):
@@ -107,7 +107,8 @@ def localised_mean(name: str, epsilon: float, R: float, n: int, dim: int, sigma:
     uses, select = _selected(columns)
     mean_mechanism = noisy_mean_mechanism(eps_mean, radius, float(np.abs(centres).max()) + radius, n, dim, R)
     return sequence(
-        release(f"{name}_histograms", SnappingLaplace(eps_locate, bound=float(n), sensitivity=2.0 * dim),
+        release(f"{name}_histograms", SnappingLaplace(eps_locate, bound=float(n), sensitivity=2.0 * dim,
+                                                      dimension=dim * len(centres)),
                 lambda data, **out: coordinate_histograms(select(data, out), centres), uses=uses,
                 note="per-coordinate histograms: ℓ1-sensitivity 2·dim under ReplaceOne"),
         postprocess(f"{name}_centre", lambda **out: centres[np.argmax(out[f"{name}_histograms"], axis=1)],
