@@ -137,3 +137,5 @@ def test_json_export_round_trips():
     restored = dp.LedgerEntry.from_dict(data["entries"][0])
     assert restored == acct.ledger[0]
     assert "Laplace mechanism (Lemma A.8)" in acct.ledger.render()
+    html = acct.ledger._repr_html_()  # Jupyter rendering
+    assert html.lstrip().startswith("<!DOCTYPE html>") and "Lemma A.8" in html

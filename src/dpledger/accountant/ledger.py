@@ -130,13 +130,16 @@ class Ledger:
                               _params_text(step.params), style="dim")
         return table
 
-    def render(self, width: int = 140) -> str:
-        """The table as plain text (for logs, doctests and ``str``)."""
+    def render(self, width: int = 140, html: bool = False) -> str:
+        """The table as plain text (logs, ``str``) or as HTML (Jupyter)."""
         from rich.console import Console
 
-        console = Console(width=width, record=True, file=_Null(), color_system=None)
+        console = Console(width=width, record=True, file=_Null(), color_system=None if not html else "truecolor")
         console.print(self.table())
-        return console.export_text()
+        return console.export_html(inline_styles=True) if html else console.export_text()
+
+    def _repr_html_(self) -> str:
+        return self.render(html=True)
 
     def __str__(self) -> str:
         return self.render()
