@@ -21,6 +21,8 @@ halted runs; the halting statistics cover those runs.
 
 from __future__ import annotations
 
+import abc
+
 from typing import Callable, ClassVar
 
 import attrs
@@ -33,12 +35,24 @@ MAX_COORDINATES = 16
 
 
 @attrs.frozen
-class Statistic:
+class Statistic(abc.ABC):
     """A map from outputs to one real number per run; ``name`` says what it is in words."""
 
     name: ClassVar[str]
     #: comparison operators searched for events; "==" is added for statistics seen to be discrete
     ops: ClassVar[tuple[str, ...]] = (">=", "<=")
+
+    @abc.abstractmethod
+    def __call__(self, outputs: Outputs) -> np.ndarray:
+        """One number per run (NaN where the statistic says nothing)."""
+
+    def describe(self, op: str, threshold: float) -> str:
+        return f"{self.name} {op} {threshold:.6g}"
+
+
+@attrs.frozen
+class ValueStatistic(Statistic):
+    """A statistic of the released values only: NaN for halted runs."""
 
     def __call__(self, outputs: Outputs) -> np.ndarray:
         if outputs.shape is None:  # every run halted
@@ -47,15 +61,13 @@ class Statistic:
         values[outputs.halted] = np.nan
         return values
 
+    @abc.abstractmethod
     def _reduce(self, values: np.ndarray) -> np.ndarray:
-        raise NotImplementedError  # pragma: no cover - interface
-
-    def describe(self, op: str, threshold: float) -> str:
-        return f"{self.name} {op} {threshold:.6g}"
+        """One number per row of ``values`` (the runs' outputs, halted rows included)."""
 
 
 @attrs.frozen
-class Output(Statistic):
+class Output(ValueStatistic):
     """A scalar output itself."""
 
     name = "output"
@@ -65,7 +77,7 @@ class Output(Statistic):
 
 
 @attrs.frozen
-class Coordinate(Statistic):
+class Coordinate(ValueStatistic):
     index: int
     shape: tuple[int, ...]
 
@@ -79,7 +91,7 @@ class Coordinate(Statistic):
 
 
 @attrs.frozen
-class MeanDifferenceProjection(Statistic):
+class MeanDifferenceProjection(ValueStatistic):
     """⟨x, u⟩ with u the unit vector along mean(M(D)) − mean(M(D')) on the training half."""
 
     direction: np.ndarray = attrs.field(eq=False)
@@ -90,7 +102,7 @@ class MeanDifferenceProjection(Statistic):
 
 
 @attrs.frozen
-class Norm(Statistic):
+class Norm(ValueStatistic):
     name = "ℓ2 norm"
 
     def _reduce(self, values: np.ndarray) -> np.ndarray:
@@ -98,7 +110,7 @@ class Norm(Statistic):
 
 
 @attrs.frozen
-class HammingToMode(Statistic):
+class HammingToMode(ValueStatistic):
     """Number of entries that differ from the coordinate-wise training mode of M(D)."""
 
     mode: np.ndarray = attrs.field(eq=False)
@@ -109,7 +121,7 @@ class HammingToMode(Statistic):
 
 
 @attrs.frozen
-class PlusOnes(Statistic):
+class PlusOnes(ValueStatistic):
     name = "count of +1"
 
     def _reduce(self, values: np.ndarray) -> np.ndarray:
@@ -150,7 +162,7 @@ class HaltReason(Statistic):
 
 
 @attrs.frozen
-class Custom(Statistic):
+class Custom(ValueStatistic):
     """A caller's reduction ``function(outputs)``: one number per run, for outputs of shape (runs, *shape).
 
     Rows of halted runs are NaN when passed in and ignored in the result.
