@@ -59,28 +59,21 @@ def success_rate(seeds):
 
 
 def curves(seeds, settings, epsilons):
+    """Error rows for weak/exact recovery on each setting and the exponential mechanism on SMALL."""
+    plans = [(setting, ("sbm.weak", "sbm.exact"), {"delta": 1e-6}, 100) for setting in settings]
+    plans.append((SMALL, ("sbm.exponential",), {}, 200))
     rows = []
-    for n, p, q in settings:
+    for (n, p, q), names, extra, first_seed in plans:
         d, gamma = parameters(n, p, q)
         for seed in range(seeds):
-            rng = np.random.default_rng(100 + seed)
+            rng = np.random.default_rng(first_seed + seed)
             adjacency, truth = sbm.sample(n, d, gamma, rng)
             base = nonprivate_error(adjacency, truth, d, gamma)
             for eps in epsilons:
-                for name in ("sbm.weak", "sbm.exact"):
-                    err = private_error(name, adjacency, truth, eps, rng, delta=1e-6, n=n, d=d, gamma=gamma)
+                for name in names:
+                    err = private_error(name, adjacency, truth, eps, rng, n=n, d=d, gamma=gamma, **extra)
                     rows.append({"setting": f"n={n}, p={p}, q={q}", "estimator": name, "epsilon": eps,
                                  "seed": seed, "error": err, "nonprivate_sdp": base})
-    n, p, q = SMALL
-    d, gamma = parameters(n, p, q)
-    for seed in range(seeds):
-        rng = np.random.default_rng(200 + seed)
-        adjacency, truth = sbm.sample(n, d, gamma, rng)
-        base = nonprivate_error(adjacency, truth, d, gamma)
-        for eps in epsilons:
-            err = private_error("sbm.exponential", adjacency, truth, eps, rng, n=n, d=d, gamma=gamma)
-            rows.append({"setting": f"n={n}, p={p}, q={q}", "estimator": "sbm.exponential", "epsilon": eps,
-                         "seed": seed, "error": err, "nonprivate_sdp": base})
     return rows
 
 
