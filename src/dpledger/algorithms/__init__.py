@@ -1,5 +1,5 @@
 """Built-in estimators; importing this package registers them."""
 
-from . import mean, sbm, sparse_mean
+from . import gmm, mean, sbm, sparse_mean
 
-__all__ = ["mean", "sbm", "sparse_mean"]
+__all__ = ["gmm", "mean", "sbm", "sparse_mean"]

@@ -8,8 +8,8 @@ from typing import Any, Callable
 from .. import _validate
 from ..guarantees import Guarantee
 from ..mechanisms.base import Mechanism
-from .nodes import (Absorb, Conditional, HaltIf, PostProcess, Private, Release, Sequence, Split, Subsample,
-                    Transform)
+from .nodes import (Absorb, Conditional, HaltIf, PostProcess, Private, Privatise, Release, Sequence, Split,
+                    Subsample, Transform)
 
 
 def release(name: str, mechanism: Mechanism, query: Callable, uses=(), note: str = "") -> Release:
@@ -68,6 +68,12 @@ def postprocess(name: str, fn: Callable, uses=()) -> PostProcess:
 def private(name: str, fn: Callable, guarantee: Guarantee, source: str, uses=(), params=None) -> Private:
     """A step proven private elsewhere: ``fn(data, rng, **uses)`` with ``guarantee`` by ``source``."""
     return Private(name, fn, guarantee, source, uses, dict(params or {}))
+
+
+def privatise(name: str, mechanism: Mechanism, query: Callable, node, m: int, uses=(), note: str = "") -> Privatise:
+    """Lemma I.4: run ``node`` on ``mechanism`` (Gaussian) applied to ``query(data, rng, **uses)``, whose
+    rows are jointly within the mechanism's sensitivity outside ``m`` rows on neighbouring inputs."""
+    return Privatise(name, mechanism, query, node, _validate.integer("m", m, minimum=0), uses, note)
 
 
 def _identity(data):

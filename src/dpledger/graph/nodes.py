@@ -375,3 +375,41 @@ class Private:
     def execute(self, data, state: RunState):
         state.outputs[self.name] = out = self.fn(data, state.rng, **state.inputs(self.uses))
         return out
+
+
+@attrs.frozen
+class Privatise:
+    """Privatised input (Lemma I.4): Gaussian noise on V = ``query(data, rng, **uses)``, then
+    ``node`` runs on the noisy V as a dataset of rows (ReplaceOne). The noisy V is never released.
+    The query may draw data-independent coins from ``rng`` (the subsample of Algorithm D.5, step 5).
+
+    The caller claims that on neighbouring inputs the rows of V and V' are jointly within the
+    mechanism's ℓ2 sensitivity outside at most ``m`` rows (``note`` says why). Cost:
+    ``rules.privatised_input(gaussian, node's guarantee, m)``.
+    """
+
+    name: str = attrs.field(converter=_name)
+    mechanism: Mechanism
+    query: Callable
+    node: Any
+    m: int
+    uses: tuple[str, ...] = attrs.field(default=(), converter=_uses)
+    note: str = ""
+
+    def plan(self, ctx: PlanContext) -> NodePlan:
+        _check_uses(self, ctx)
+        first = self.mechanism.guarantee()
+        inner = self.node.plan(ctx.child(self.node.name, relation=ReplaceOne(), established=frozenset()))
+        g = rules.privatised_input(first, inner.guarantee, self.m)
+        rule = f"privatised input, m={self.m} (Lemma I.4)"
+        noise = PlanStep(f"{ctx.path}/noise", self.mechanism.kind, first,
+                         f"{self.mechanism.source}; {self.note}" if self.note else self.mechanism.source,
+                         self.mechanism.params())
+        total = PlanStep(ctx.path, "privatised input", g, rule, {"m": self.m})
+        return NodePlan(g, rule, (noise, *inner.steps, total), inner.produces | {self.name},
+                        halting=inner.halting)
+
+    def execute(self, data, state: RunState):
+        noisy = self.mechanism.release(self.query(data, state.rng, **state.inputs(self.uses)), state.rng)
+        state.outputs[self.name] = out = self.node.execute(noisy, state)
+        return out

@@ -1,0 +1,283 @@
+"""Every constant of ``gmm.centres``, computed from public parameters before any data is seen.
+
+The derivation is in docs/proofs.md ("gmm.centres"); the names below follow it.
+
+1. W (step 1) moves by Δ_W = sqrt(24·c·cap) + 2τ in Frobenius norm (Lemma B.1 with α = 4·c·cap,
+   κ = 2, plus the solver's certified accuracy τ on both inputs).
+2. For every row i other than the changed one, ||ν(i) − ν'(i)|| <= (2r/A0)(L·sqrt(n)·e_i + 2)
+   with e_i = ||W_i − W'_i||, L the Lipschitz constant of ϕ and A0 the normaliser's floor.
+3. Over the subsample S (size s) the rows outside a set of m are jointly within
+   Δ_V = (2r/A0)(L·sqrt(n·Σ) + 2·sqrt(s)), where Σ bounds Σ_{i∈S, good} e_i². Two regimes:
+   *deterministic* (Σ = Δ_W², m = 1, nothing absorbed) and *subsampled* (rows with e_i² > t are
+   bad; m bad rows at most except with probability γ_m (hypergeometric tail); Σ by Bernstein's
+   inequality for sampling without replacement (Hoeffding 1963, Thm 4) except with probability
+   γ_S). The regime (and m) with the smaller Δ_V is used; both are data-independent choices.
+4. Lemma I.4: the Gaussian step (ε1, δ1) on V, then steps 7–9, (ε2, δ2) for one changed row, give
+   (ε1 + m·ε2, δ1 + e^{ε1}·m·e^{(m−1)ε2}·δ2); Fact I.3 adds (2γ, γ) for γ = γ_S + γ_m.
+The budget (ε, δ) the user asks for is split so that this total is at most (ε, δ).
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+from scipy import stats
+
+from ... import _validate
+from ...mechanisms import HistogramLearner
+from ...mechanisms.gaussian import analytic_sigma
+
+#: Subsampled-regime candidates for the number m of bad rows tolerated in S.
+BAD_ROW_CHOICES = (2, 4, 8, 16, 32)
+#: Output is called useful when the step-6 noise per coordinate is below separation / USEFUL_RATIO.
+USEFUL_RATIO = 10.0
+
+
+@attrs.frozen
+class Tuning:
+    """The tunable constants (defaults in brackets; docs/estimators.md says what each trades).
+
+    radius r [midway between typical within- and between-cluster distances], c [1], cap
+    [n/k], threshold ϕ knees (low, high) [(0.5, 1.0)], floor A0 [cap/2], solver accuracy τ
+    [0.05·sqrt(cap)], subsample s [enough for the histogram], bin width b [separation/2], light-bin
+    threshold N_min [s/(4k)], budget shares: noise_share of ε to the Gaussian step [0.5],
+    gamma_share of δ to absorbed failures [0.1], and the split of step 7–9's (ε2, δ2) between the
+    histogram, the light-bin test and the bin averages [(0.4, 0.2, 0.4)].
+    """
+
+    radius: float | None = None
+    c: float = 1.0
+    cap: float | None = None
+    low: float = 0.5
+    high: float = 1.0
+    floor: float | None = None
+    accuracy: float | None = None
+    subsample: int | None = None
+    bin_width: float | None = None
+    min_bin: int | None = None
+    noise_share: float = 0.5
+    gamma_share: float = 0.1
+    shares: tuple[float, float, float] = (0.4, 0.2, 0.4)
+
+
+@attrs.frozen
+class Calibration:
+    """All numbers the graph uses, and the proof's intermediate quantities (for the ledger)."""
+
+    n: int
+    d: int
+    k: int
+    separation: float
+    sigma: float
+    epsilon: float
+    delta: float
+    radius: float
+    c: float
+    cap: float
+    low: float
+    high: float
+    floor: float
+    accuracy: float
+    subsample: int
+    bin_width: float
+    min_bin: int
+    regime: str
+    bad_rows: int
+    gamma_bad_rows: float
+    gamma_bernstein: float
+    delta_w: float
+    sum_bound: float
+    delta_v: float
+    epsilon_noise: float
+    delta_noise: float
+    epsilon_histogram: float
+    epsilon_test: float
+    epsilon_average: float
+    delta_histogram: float
+    delta_test: float
+    delta_average: float
+    average_sensitivity: float
+
+    @property
+    def gamma(self) -> float:
+        return self.gamma_bad_rows + self.gamma_bernstein
+
+    @property
+    def histogram_threshold(self) -> float:
+        """Rows a bin needs to survive the histogram's threshold with probability >= 1/2."""
+        return 3.0 * math.log(2.0 / self.delta_histogram) / self.epsilon_histogram
+
+    @property
+    def lipschitz(self) -> float:
+        return 1.0 / (self.high - self.low)
+
+    @property
+    def noise_sigma(self) -> float:
+        """Standard deviation per coordinate of the step-6 Gaussian noise on each ν(i)."""
+        return analytic_sigma(self.epsilon_noise, self.delta_noise, self.delta_v)
+
+    @property
+    def useful(self) -> bool:
+        """Whether the step-6 noise leaves the clusters of ν apart (noise < separation/10)."""
+        return self.noise_sigma < self.separation / USEFUL_RATIO
+
+    def verdict(self) -> str:
+        ratio = self.noise_sigma / self.separation
+        if self.useful:
+            return f"step-6 noise is {ratio:.2g}× the separation: the guarantee comes with usable output"
+        return (f"WEAK AT THIS n: to prove ({self.epsilon:g}, {self.delta:g})-DP, step 6 adds noise "
+                f"{ratio:.3g}× the separation to every ν(i), so the output is not expected to locate the "
+                f"centres; see useful_n() for the n at which it does")
+
+
+def default_radius(d: int, separation: float, sigma: float) -> float:
+    """Midway between the typical within-cluster distance sqrt(2d)σ and between-cluster distance
+    sqrt(Δ² + 2dσ²) of a spherical mixture (a utility choice: privacy holds for any radius)."""
+    within = math.sqrt(2.0 * d) * sigma
+    return 0.5 * (within + math.sqrt(separation * separation + within * within))
+
+
+def calibrate(n: int, d: int, k: int, separation: float, epsilon: float, delta: float, sigma: float = 1.0,
+              tuning: Tuning = Tuning()) -> Calibration:
+    """The calibration for public (n, d, k, Δ, σ) and total budget (ε, δ); raises ValueError
+    when the budget cannot be met at this n (with what would be needed)."""
+    n = _validate.integer("n", n, minimum=2)
+    d = _validate.integer("d", d, minimum=1)
+    k = _validate.integer("k", k, minimum=1)
+    if k > n:
+        raise ValueError(f"k must be <= n, got k={k} > n={n}")
+    separation = _validate.positive("separation", separation)
+    sigma = _validate.positive("sigma", sigma)
+    epsilon = _validate.positive("epsilon", epsilon)
+    delta = _validate.probability("delta", delta, low_open=True)
+    t = _check_tuning(tuning)
+    radius = t.radius if t.radius is not None else default_radius(d, separation, sigma)
+    cap = t.cap if t.cap is not None else n / k
+    accuracy = t.accuracy if t.accuracy is not None else 0.05 * math.sqrt(cap)
+    common = dict(n=n, d=d, k=k, separation=separation, sigma=sigma, epsilon=epsilon, delta=delta, radius=radius,
+                  c=t.c, cap=cap, low=t.low, high=t.high, floor=t.floor if t.floor is not None else cap / 2.0,
+                  accuracy=accuracy, bin_width=t.bin_width if t.bin_width is not None else separation / 2.0,
+                  delta_w=math.sqrt(24.0 * t.c * cap) + 2.0 * accuracy)
+    gamma = t.gamma_share * delta
+    regimes = [("deterministic", 1, 0.0)] + [("subsampled", m, gamma) for m in BAD_ROW_CHOICES]
+    regimes = [(*regime, order) for regime in regimes for order in ("noise first", "group first")]
+    candidates = [_regime(common, t, *regime) for regime in regimes]
+    feasible = [c for c in candidates if isinstance(c, Calibration)]
+    if not feasible:
+        raise ValueError(f"gmm.centres cannot meet (ε={epsilon:g}, δ={delta:g}) at n={n}, k={k}: "
+                         + "; ".join(sorted(set(candidates))))
+    # The least step-6 noise, penalised when the histogram's threshold count 3·ln(2/δ_h)/ε_h exceeds
+    # half a cluster's share s/k of the subsample (its bins would not be released): data-independent.
+    return min(feasible, key=lambda c: c.noise_sigma * max(1.0, 2.0 * c.k * c.histogram_threshold / c.subsample))
+
+
+def useful_n(d: int, k: int, separation: float, epsilon: float, delta: float, sigma: float = 1.0,
+             tuning: Tuning = Tuning(), limit: float = 1e15) -> int | None:
+    """Smallest n (to 2 significant digits) at which ``calibrate(...).useful``; None beyond ``limit``."""
+    def useful(n: int) -> bool:
+        try:
+            return calibrate(n, d, k, separation, epsilon, delta, sigma, tuning).useful
+        except ValueError:
+            return False
+    low, high = max(2 * k, 16), max(2 * k, 16)
+    while not useful(high):
+        low, high = high, high * 10
+        if high > limit:
+            return None
+    while high > 1.01 * low + 1:
+        middle = int(math.sqrt(low * high))
+        low, high = (middle, high) if not useful(middle) else (low, middle)
+    return int(float(f"{high:.2g}"))
+
+
+def _check_tuning(t: Tuning) -> Tuning:
+    if not isinstance(t, Tuning):
+        raise TypeError(f"tuning must be a gmm Tuning, got {t!r}")
+    for name in ("radius", "cap", "floor", "accuracy", "bin_width"):
+        if getattr(t, name) is not None:
+            _validate.positive(name, getattr(t, name))
+    if _validate.real("c", t.c) < 1.0:
+        raise ValueError(f"c must be >= 1 (the proof of α = 4·c·cap uses 2c >= 1 >= W_ij), got {t.c}")
+    if not 0.0 <= _validate.real("low", t.low) < _validate.real("high", t.high) <= 1.0:
+        raise ValueError(f"the soft threshold needs 0 <= low < high <= 1, got low={t.low}, high={t.high}")
+    for name in ("noise_share", "gamma_share"):
+        _validate.probability(name, getattr(t, name), low_open=True)
+    if len(t.shares) != 3 or any(_validate.positive("shares", v) <= 0 for v in t.shares) \
+            or abs(sum(t.shares) - 1.0) > 1e-12:
+        raise ValueError(f"shares must be three positive numbers summing to 1, got {t.shares}")
+    if t.subsample is not None:
+        _validate.integer("subsample", t.subsample, minimum=2)
+    if t.min_bin is not None:
+        _validate.integer("min_bin", t.min_bin, minimum=2)
+    return t
+
+
+def _default_subsample(k: int, eps_h: float, delta_h: float) -> int:
+    """Enough rows that a cluster's share of S, s/k, is four times the histogram's threshold
+    count 3·ln(2/δ_h)/ε_h (Lemma A.13)."""
+    return math.ceil(4.0 * k * 3.0 * math.log(2.0 / delta_h) / eps_h)
+
+
+def _subsampled_sum(n: int, s: int, total: float, m: int, gamma_rows: float, gamma_sum: float) -> float | None:
+    """Bound on Σ_{i∈S, good} e_i² holding except with probability γ_S, if at most m of S are bad
+    except with probability γ_m; None when no threshold makes that possible.
+
+    K = the largest number of bad rows for which P[Hypergeom(n, K, s) > m] <= γ_m; rows with
+    e_i² > t = total/(K − 1) are fewer than K − 1, so with the changed row at most K are bad.
+    The good values lie in [0, t] with mean <= total/n and variance <= t·total/n; Bernstein.
+    """
+    if stats.hypergeom.sf(m, n, 2, s) > gamma_rows:
+        return None
+    low, high = 2, n  # invariant: sf(low) <= γ_m
+    if stats.hypergeom.sf(m, n, high, s) <= gamma_rows:
+        low = high
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if stats.hypergeom.sf(m, n, middle, s) <= gamma_rows else (low, middle)
+    threshold = total / (low - 1)
+    mean, log_term = total / n, math.log(1.0 / gamma_sum)
+    deviation = threshold * log_term / 3.0 + math.sqrt((threshold * log_term / 3.0) ** 2
+                                                         + 2.0 * s * threshold * mean * log_term)
+    return min(total, s * mean + deviation)
+
+
+def _regime(common: dict, t: Tuning, regime: str, m: int, gamma: float, order: str) -> Calibration | str:
+    """Split the budget for one regime and one order of Lemma I.4's hybrid argument (which term
+    carries the e^ε factor): its Calibration, or why it cannot meet the budget."""
+    n, k = common["n"], common["k"]
+    epsilon, delta = common["epsilon"] - 2.0 * gamma, common["delta"] - gamma
+    if epsilon <= 0 or delta <= 0:
+        return f"absorbing γ={gamma:.3g} leaves no budget"
+    eps1 = t.noise_share * epsilon
+    eps2 = (epsilon - eps1) / m
+    if order == "noise first":  # δ1 + e^{ε1}·m·e^{(m−1)ε2}·δ2
+        delta1, delta2 = delta / 2.0, math.exp(math.log(delta / (2.0 * m)) - eps1 - (m - 1) * eps2)
+    else:  # e^{mε2}·δ1 + m·e^{(m−1)ε2}·δ2
+        delta1, delta2 = math.exp(math.log(delta / 2.0) - m * eps2), math.exp(math.log(delta / (2.0 * m)) - (m - 1) * eps2)
+    if min(delta1, delta2) < 1e-300:
+        return f"Lemma I.4's e^ε factors leave no δ for the {order} order"
+    eps_h, eps_t, eps_a = (share * eps2 for share in t.shares)
+    s = t.subsample if t.subsample is not None else _default_subsample(k, eps_h, delta2 / 3.0)
+    if s > n:
+        return f"step 5 needs a subsample of s={s} rows > n"
+    try:
+        HistogramLearner(eps_h, delta2 / 3.0, s)
+    except ValueError as exc:
+        return f"the histogram of step 7 is not private at this split ({exc})"
+    if gamma > 0:
+        sum_bound = _subsampled_sum(n, s, common["delta_w"] ** 2, m, gamma / 2.0, gamma / 2.0)
+        if sum_bound is None:
+            return f"more than m={m} bad rows in S is too likely"
+    else:
+        sum_bound = common["delta_w"] ** 2
+    min_bin = t.min_bin if t.min_bin is not None else max(2, s // (4 * k))
+    lipschitz = 1.0 / (t.high - t.low)
+    delta_v = (2.0 * common["radius"] / common["floor"]) * (lipschitz * math.sqrt(n * sum_bound) + 2.0 * math.sqrt(s))
+    diameter = common["bin_width"] * math.sqrt(common["d"])
+    return Calibration(**common, subsample=s, min_bin=min_bin, regime=f"{regime} ({order})", bad_rows=m,
+                       gamma_bad_rows=gamma / 2.0, gamma_bernstein=gamma / 2.0, sum_bound=sum_bound,
+                       delta_v=delta_v, epsilon_noise=eps1, delta_noise=delta1, epsilon_histogram=eps_h,
+                       epsilon_test=eps_t, epsilon_average=eps_a, delta_histogram=delta2 / 3.0,
+                       delta_test=delta2 / 3.0, delta_average=delta2 / 3.0,
+                       average_sensitivity=math.sqrt(2.0) * diameter / (min_bin - 1))

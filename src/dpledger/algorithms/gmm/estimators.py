@@ -1,0 +1,94 @@
+"""``gmm.centres``: private centres of a mixture of spherical Gaussians (Algorithm D.5).
+
+ReplaceOne neighbours; n, d, k, the separation Δ and the spread σ are public (Remark D.2). The
+graph, with every constant from ``calibration.calibrate``:
+
+    privatised input (Lemma I.4), absorbed failures (Fact I.3) when the subsampled regime is used
+      ├ query: steps 1–5 (certified W, ϕ, ν(i) for a random subsample S) — no release
+      ├ noise: Gaussian on the rows ν(i), i ∈ S (step 6)
+      └ on the noisy rows, halting composition (Lemma A.4):
+          histogram (Lemma A.13, step 7) → k heaviest bins (post-processing; halts if < k)
+          → light-bin test (truncated Laplace, Lemma A.10; step 8)
+          → under that test: Gaussian on the bin averages (step 9)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...graph import Graph, absorb, conditional, halt_if, postprocess, privatise, register, release, sequence
+from ...graph.nodes import Halt
+from ...mechanisms import Gaussian, HistogramLearner, TruncatedLaplace
+from ...relations import ReplaceOne
+from ..mean.parameters import input_check
+from . import bins, membership
+from .calibration import Calibration, Tuning, calibrate
+from .model import sample_mixture
+
+#: Up to this n step 1 is solved by cvxpy (the reference oracle), above by the dual solver;
+#: both results are certified by the same duality gap.
+CVXPY_MAX_N = 30
+
+
+def steps_one_to_five(cal: Calibration):
+    """Query of the privatised-input node: certified W, soft threshold, subsample, ν rows."""
+    def query(points: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        solve = membership.solve_cvxpy if cal.n <= CVXPY_MAX_N else membership.solve
+        solution = solve(points, cal.radius, cal.cap, cal.c, cal.accuracy)
+        if not solution.meets_target:
+            raise Halt("membership (solver certificate above its accuracy target)")
+        weights = membership.soft_threshold(solution.solution, cal.low, cal.high)
+        rows = rng.choice(cal.n, size=cal.subsample, replace=False)
+        return membership.representatives(points, weights, rows, cal.radius, cal.floor)
+    return query
+
+
+def steps_seven_to_nine(cal: Calibration):
+    """Steps 7–9 on the privatised rows: private for one changed row (ReplaceOne)."""
+    histogram = HistogramLearner(cal.epsilon_histogram, cal.delta_histogram, cal.subsample, bin_width=cal.bin_width)
+    test = TruncatedLaplace(cal.epsilon_test, cal.delta_test, 1.0)
+    average = Gaussian(cal.epsilon_average, cal.delta_average, cal.average_sensitivity)
+    return sequence(
+        release("histogram", histogram, lambda rows: rows),
+        postprocess("bins", lambda histogram: bins.heaviest(histogram, cal.k), uses="histogram"),
+        halt_if("light_bins", test, bins.smallest_count, lambda noisy: noisy < cal.min_bin, uses="bins"),
+        conditional("light_bins", release(
+            "averages", average, bins.averages, uses="bins",
+            note=f"each kept bin holds >= {cal.min_bin} rows within diameter b·sqrt(d): ℓ2-sensitivity "
+                 f"sqrt(2)·b·sqrt(d)/(min_bin − 1) = {cal.average_sensitivity:.4g}")),
+        name="bins_and_averages")
+
+
+def centres_graph(cal: Calibration) -> Graph:
+    noise = Gaussian(cal.epsilon_noise, cal.delta_noise, cal.delta_v)
+    node = privatise(
+        "privatised_rows", noise, steps_one_to_five(cal), steps_seven_to_nine(cal), cal.bad_rows,
+        note=(f"{cal.regime} regime: rows of ν over S within Δ_V={cal.delta_v:.4g} outside m={cal.bad_rows} "
+              f"(Lemma B.1: Δ_W={cal.delta_w:.4g}; docs/proofs.md). {cal.verdict()}"))
+    if cal.gamma > 0:
+        node = absorb(node, cal.gamma)
+    root = sequence(node, postprocess("centres", lambda averages: np.asarray(averages), uses="averages"),
+                    name="gmm_centres")
+    return Graph(root, ReplaceOne(), name="gmm.centres", check_input=input_check(cal.n, cal.d),
+                 description=f"Algorithm D.5 with explicit constants. {cal.verdict()}")
+
+
+def _example(rng):
+    """One cluster of 40 points with wide bins: at this n only a large budget releases anything."""
+    data, _, _ = sample_mixture(40, 1, 2, 20.0, rng)
+    return {"epsilon": 8.0, "delta": 0.05, "k": 1, "n": 40, "d": 2, "separation": 20.0, "subsample": 30,
+            "min_bin": 2, "bin_width": 1e4}, data
+
+
+@register("gmm.centres", example=_example)
+def centres(epsilon: float, delta: float, k: int, n: int, d: int, separation: float, sigma: float = 1.0,
+            radius: float | None = None, c: float = 1.0, cap: float | None = None, low: float = 0.5,
+            high: float = 1.0, floor: float | None = None, accuracy: float | None = None,
+            subsample: int | None = None, bin_width: float | None = None, min_bin: int | None = None,
+            noise_share: float = 0.5, gamma_share: float = 0.1) -> Graph:
+    """(ε, δ)-DP centres of a k-component spherical Gaussian mixture (Algorithm D.5, explicit
+    constants); output: a (k, d) array. Weak (useless output) unless n is astronomically large."""
+    tuning = Tuning(radius=radius, c=c, cap=cap, low=low, high=high, floor=floor, accuracy=accuracy,
+                    subsample=subsample, bin_width=bin_width, min_bin=min_bin, noise_share=noise_share,
+                    gamma_share=gamma_share)
+    return centres_graph(calibrate(n, d, k, separation, epsilon, delta, sigma, tuning))
