@@ -163,3 +163,24 @@ def test_step_names_are_checked():
         dp.sequence(dp.release("a", Laplace(1.0), np.sum), dp.release("a", Laplace(1.0), np.sum))
     with pytest.raises(ValueError, match="name"):
         dp.release("a/b", Laplace(1.0), np.sum)
+
+
+def test_privatise_costs_lemma_i4_and_never_releases_the_noisy_rows():
+    seen = {}
+
+    def rows(data, rng):
+        seen["coins"] = rng.integers(1 << 30)  # the query may draw data-independent coins
+        return data
+
+    inner = dp.release("mean", Laplace(0.5, sensitivity=2.0), lambda v: v.mean(axis=0))
+    node = dp.privatise("noisy_rows", Gaussian(1.0, 1e-6, sensitivity=0.1), rows, inner, m=3,
+                        note="rows within 0.1 outside 3")
+    graph = dp.Graph(node, dp.ReplaceOne())
+    plan = graph.plan()
+    assert plan.guarantee == dp.privatised_input(dp.ApproxDP(1.0, 1e-6), dp.PureDP(0.5), 3)
+    assert plan.guarantee.epsilon == pytest.approx(1.0 + 3 * 0.5)
+    assert "Lemma I.4" in plan.rule and any("rows within 0.1" in s.rule for s in plan.steps)
+    output, halted, outputs = graph.execute(np.ones((5, 2)), np.random.default_rng(0))
+    assert halted is None and "coins" in seen and set(outputs) == {"mean", "noisy_rows"}
+    with pytest.raises(dp.PrivacyError, match="uses"):
+        dp.Graph(dp.privatise("p", Gaussian(1.0, 1e-6), rows, inner, m=1, uses="missing"), dp.ReplaceOne()).plan()

@@ -9,7 +9,7 @@ from .accountant import (Accountant, Ledger, LedgerEntry, Result, absorb_failure
                          compose_halting, group_privacy, post_process, privatised_input, random_partition)
 from .errors import BudgetExceeded, ConditionError, PrivacyError
 from .graph import (Graph, Plan, absorb, conditional, estimator, estimators, group, halt_if, postprocess, private,
-                    register, release, sequence, split, subsample, transform)
+                    privatise, register, release, sequence, split, subsample, transform)
 from .guarantees import ApproxDP, PureDP
 from .relations import AddRemoveOne, EdgeAdjacency, Relation, ReplaceOne
 
@@ -19,6 +19,7 @@ __all__ = [
     "Accountant", "AddRemoveOne", "ApproxDP", "BudgetExceeded", "ConditionError", "EdgeAdjacency", "Graph", "Ledger",
     "LedgerEntry", "Plan", "PrivacyError", "PureDP", "Relation", "ReplaceOne", "Result", "absorb", "absorb_failure",
     "amplify_by_subsampling", "compose", "compose_halting", "conditional", "estimator", "estimators", "group",
-    "group_privacy", "halt_if", "post_process", "postprocess", "private", "privatised_input", "random_partition",
+    "group_privacy", "halt_if", "post_process", "postprocess", "private", "privatise", "privatised_input",
+    "random_partition",
     "register", "release", "sequence", "split", "subsample", "transform",
 ]

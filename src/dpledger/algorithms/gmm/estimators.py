@@ -74,10 +74,10 @@ def centres_graph(cal: Calibration) -> Graph:
 
 
 def _example(rng):
-    """One cluster of 40 points with wide bins: at this n only a large budget releases anything."""
+    """One cluster of 40 points, all subsampled, one huge bin: at this n only such settings release."""
     data, _, _ = sample_mixture(40, 1, 2, 20.0, rng)
-    return {"epsilon": 8.0, "delta": 0.05, "k": 1, "n": 40, "d": 2, "separation": 20.0, "subsample": 30,
-            "min_bin": 2, "bin_width": 1e4}, data
+    return {"epsilon": 3.0, "delta": 0.1, "k": 1, "n": 40, "d": 2, "separation": 20.0, "subsample": 40,
+            "min_bin": 2, "bin_width": 1e6}, data
 
 
 @register("gmm.centres", example=_example)
