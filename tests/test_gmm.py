@@ -194,3 +194,25 @@ def test_centre_error_uses_the_best_matching():
     _, centres, _ = sample_mixture(10, 4, 3, 5.0, np.random.default_rng(0))
     gaps = np.linalg.norm(centres[:, None] - centres[None], axis=-1)[np.triu_indices(4, 1)]
     assert gaps.min() == pytest.approx(5.0)
+
+
+def test_steps_seven_to_nine_keep_their_claim_for_one_changed_row():
+    """Audit the histogram/test/average sub-graph alone on adversarial one-row changes of V̂."""
+    from dpledger.algorithms.gmm.estimators import steps_seven_to_nine
+    from dpledger.audit import audit
+
+    cal = calibrate(200, 2, 2, 40.0, 3.0, 0.2, tuning=Tuning(subsample=30, min_bin=4, bin_width=20.0,
+                                                               noise_share=0.1))
+    assert cal.bad_rows == 1  # steps 7–9 get ε2 ≈ 2.7 here, so the audit has power
+    graph = dpledger.Graph(steps_seven_to_nine(cal), dpledger.ReplaceOne())
+    g = graph.plan().guarantee
+    assert g.epsilon == pytest.approx(cal.epsilon_histogram + cal.epsilon_test + cal.epsilon_average)
+    rng = np.random.default_rng(6)
+    rows = np.vstack([rng.normal(0, 0.5, (15, 2)), rng.normal(0, 0.5, (15, 2)) + [100.0, 0.0]])
+    pairs = []
+    for target in ([100.0, 0.0], [1000.0, 1000.0]):  # into the other cluster; into a bin of its own
+        other = rows.copy()
+        other[0] = target
+        pairs.append((rows, other))
+    report = audit(graph, pairs=pairs, samples=10_000, confidence=1 - 1e-8, seed=6)
+    assert report.ok and not report.violation, str(report)
