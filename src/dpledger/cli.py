@@ -1,4 +1,4 @@
-"""The ``dpledger`` command line: demo, estimators, plan, run, audit, ledger show.
+"""The ``dpledger`` command line: demo, estimators, plan, run, audit, utility, ledger show.
 
 Exit codes scripts can trust: 0 success; 1 a privacy refusal (budget exceeded, unprovable
 claim) or an audit violation; 2 bad usage or bad input.
@@ -17,6 +17,7 @@ from rich.console import Console
 from . import guarantees as _g
 from .audit import command as audit_command
 from .errors import PrivacyError
+from .utility import command as utility_command
 
 
 def _console() -> Console:
@@ -192,6 +193,7 @@ def parser() -> argparse.ArgumentParser:
         sub.set_defaults(run=handler)
 
     audit_command.add_parser(commands)
+    utility_command.add_parser(commands)
 
     ledger = commands.add_parser("ledger", help="inspect a ledger file")
     ledger_commands = ledger.add_subparsers(dest="ledger_command", required=True)
@@ -215,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     except PrivacyError as refusal:
         print(f"dpledger: refused: {refusal}", file=sys.stderr)
         return 1
-    except (ValueError, TypeError, KeyError) as error:
+    except (ValueError, TypeError, KeyError, ImportError) as error:
         print(f"dpledger: error: {error}", file=sys.stderr)
         return 2
 

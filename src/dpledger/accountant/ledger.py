@@ -16,6 +16,7 @@ import attrs
 import numpy as np
 
 from .. import guarantees as _g
+from .._render import render
 
 
 def _plain(value: Any) -> Any:
@@ -124,19 +125,15 @@ class Ledger:
             table.add_column(column, overflow="fold")
         for number, entry in enumerate(self.entries, start=1):
             table.add_row(str(number), entry.name, entry.mechanism, str(entry.guarantee), entry.rule,
-                          _params_text(entry.params))
+                          params_text(entry.params))
             for step in entry.steps:
                 table.add_row("", f"  {step.path}", step.mechanism, str(step.guarantee), step.rule,
-                              _params_text(step.params), style="dim")
+                              params_text(step.params), style="dim")
         return table
 
     def render(self, width: int = 140, html: bool = False) -> str:
         """The table as plain text (logs, ``str``) or as HTML (Jupyter)."""
-        from rich.console import Console
-
-        console = Console(width=width, record=True, file=_Null(), color_system=None if not html else "truecolor")
-        console.print(self.table())
-        return console.export_html(inline_styles=True) if html else console.export_text()
+        return render(self.table(), width, html)
 
     def _repr_html_(self) -> str:
         return self.render(html=True)
@@ -145,16 +142,10 @@ class Ledger:
         return self.render()
 
 
-def _params_text(params: dict) -> str:
+def params_text(params: dict) -> str:
+    """Parameters as "key=value, ..." (floats to 4 significant digits), for tables."""
     def fmt(v):
         return f"{v:.4g}" if isinstance(v, float) else str(v)
 
     return ", ".join(f"{k}={fmt(v)}" for k, v in params.items())
 
-
-class _Null:
-    def write(self, _text):
-        return 0
-
-    def flush(self):
-        pass

@@ -4,7 +4,8 @@ Clopper–Pearson bounds and a Bonferroni correction over every test.
 
 ``audit`` audits an estimator, graph, mechanism or function, searching for revealing pairs;
 ``audit_pairs`` audits given pairs; ``floating_point`` holds statistics on the low-order bits
-of outputs; ``dpledger.audit.strategies`` hypothesis strategies for inputs and neighbouring pairs.
+of outputs; ``dpledger.audit.strategies`` hypothesis strategies for inputs and neighbouring pairs;
+``dpledger.audit.figure`` draws a report (PNG or HTML; needs matplotlib).
 """
 
 from .auditor import audit

@@ -12,27 +12,16 @@ import sys
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
+from .. import figures
+from .._arguments import integer, probability
+from . import figure
 from .auditor import audit
 from .report import AuditReport
 
 #: runs per side of the audited pair: registered estimators cost milliseconds per run
 DEFAULT_SAMPLES = 10_000
 DEFAULT_CONFIDENCE = 0.95
-
-
-def _table(report: AuditReport) -> Table:
-    table = Table(title="tests on the held-out half (Bonferroni-corrected)")
-    for column in ("pair", "direction", "event", "in E: M(D) / M(D')", "certified ε"):
-        table.add_column(column)
-    for pair in report.pairs:
-        if pair.failed:
-            table.add_row(str(pair.index), "", f"[red]FAILED: {escape(pair.error)}[/]", "", "")
-        for test in pair.tests:
-            table.add_row(str(pair.index), test.direction, escape(test.event), f"{test.counts[0]} / {test.counts[1]}",
-                          f"{test.epsilon_lower_bound:.4g}")
-    return table
 
 
 def _print(report: AuditReport, console: Console) -> None:
@@ -47,47 +36,32 @@ def _print(report: AuditReport, console: Console) -> None:
     if report.search is not None:
         console.print(escape(str(report.search).strip()))
     if report.tests or not report.ok:
-        console.print(_table(report))
+        console.print(report.table())
     else:
         console.print("no event looked promising on the training half, so nothing was tested")
     if not report.ok:
         console.print(f"[red]INCOMPLETE: {len(report.errors)} pair(s) failed and were not audited[/]")
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 2, got {value}")
-    return value
-
-
-def _probability(text: str) -> float:
-    value = float(text)
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {value}")
-    return value
-
-
-def _nonnegative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {value}")
-    return value
-
-
 def run(args: argparse.Namespace) -> int:
     """Audit ``args.name`` and print the report; the exit code says what was found."""
     console = Console() if sys.stdout.isatty() else Console(width=150)
     try:
+        if args.report is not None:
+            figures.check_output(args.report)  # before the long work
         report = audit(args.name, samples=args.samples, confidence=args.confidence, seed=args.seed,
                        executor="processes" if args.processes else None)
-    except (ValueError, TypeError) as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+    except (ValueError, TypeError, ImportError) as exc:
+        Console(stderr=True).print(f"[red]error:[/] {escape(str(exc))}")
         return 2
+    if args.report is not None:
+        figure.save(report, args.report)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
         _print(report, console)
+        if args.report is not None:
+            console.print(f"report written to {escape(args.report)}")
     if report.violation:
         return 1
     return 0 if report.ok else 2
@@ -98,12 +72,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("audit", help="audit a registered estimator's privacy claim empirically",
                                    description=__doc__.split("\n")[0])
     parser.add_argument("name", help="registered estimator (see `dpledger estimators`)")
-    parser.add_argument("--samples", type=_positive_int, default=DEFAULT_SAMPLES,
+    parser.add_argument("--samples", type=integer(2), default=DEFAULT_SAMPLES,
                         help=f"runs per side of each audited pair (default {DEFAULT_SAMPLES})")
-    parser.add_argument("--confidence", type=_probability, default=DEFAULT_CONFIDENCE,
+    parser.add_argument("--confidence", type=probability, default=DEFAULT_CONFIDENCE,
                         help=f"confidence of the verdict (default {DEFAULT_CONFIDENCE})")
-    parser.add_argument("--seed", type=_nonnegative_int, default=None, help="seed that reproduces the audit")
+    parser.add_argument("--seed", type=integer(0), default=None, help="seed that reproduces the audit")
     parser.add_argument("--processes", action="store_true", help="run the estimator on a process pool (every core)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--report", metavar="FILE", help="also write the report as a figure: FILE.png or FILE.html")
     parser.set_defaults(run=run)
     return parser

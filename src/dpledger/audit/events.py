@@ -48,9 +48,9 @@ class Event:
     op: str
     threshold: float
 
-    def count(self, outputs: Outputs) -> int:
-        """How many of ``outputs`` fall in the event (NaN statistics never do)."""
-        return int(np.count_nonzero(_OPERATIONS[self.op](self.statistic(outputs), self.threshold)))
+    def count(self, values: np.ndarray) -> int:
+        """How many runs, given their statistic ``values``, fall in the event (NaN never does)."""
+        return int(np.count_nonzero(_OPERATIONS[self.op](values, self.threshold)))
 
     def __str__(self) -> str:
         return self.statistic.describe(self.op, self.threshold)

@@ -22,6 +22,7 @@ from .. import _validate
 from .bounds import (best_possible_bound, bonferroni_level, clopper_pearson_lower, clopper_pearson_upper,
                      epsilon_lower_bound, minimum_test_samples)
 from .events import Candidate, choose_candidates
+from .histogram import histogram
 from .outputs import Outputs
 from .progress import tracking
 from .report import AuditReport, EventTest, PairReport
@@ -103,7 +104,8 @@ def _statistics(result: PairSamples, extra: list[tuple[str, Callable]]) -> list[
 def _evaluate(candidate: Candidate, test: tuple[Outputs, Outputs], delta: float, level: float) -> EventTest:
     """Count the event on the test half and turn the counts into an ε lower bound."""
     event = candidate.event
-    counts = (event.count(test[0]), event.count(test[1]))
+    values = (event.statistic(test[0]), event.statistic(test[1]))
+    counts = (event.count(values[0]), event.count(values[1]))
     sizes = (len(test[0]), len(test[1]))
     first, second = (1, 0) if candidate.reverse else (0, 1)
     p_lower = float(clopper_pearson_lower(counts[first], sizes[first], level))
@@ -113,7 +115,7 @@ def _evaluate(candidate: Candidate, test: tuple[Outputs, Outputs], delta: float,
         direction="D'→D" if candidate.reverse else "D→D'", counts=counts, sizes=sizes,
         p_lower=p_lower, p_upper=p_upper,
         epsilon_lower_bound=max(0.0, float(epsilon_lower_bound(p_lower, p_upper, delta))),
-        training_bound=candidate.training_bound)
+        training_bound=candidate.training_bound, histogram=histogram(*values, event.op, event.threshold))
 
 
 def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: float, delta: float = 0.0,

@@ -5,6 +5,9 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from .._render import render
+from .histogram import Histogram
+
 SIDE_NAMES = {"D→D'": ("M(D)", "M(D')"), "D'→D": ("M(D')", "M(D)")}
 
 
@@ -17,6 +20,7 @@ class EventTest:
     probability from below, ``p_upper`` the denominator's from above. ``epsilon_lower_bound`` is
     max(0, ln((p̲ − δ)/p̄)): a bound below 0 says nothing, since ε >= 0 always.
     ``training_bound`` is what the training half promised when the event was chosen.
+    ``histogram`` summarises the statistic's test-half values on both sides (for the figure).
     """
 
     event: str
@@ -30,6 +34,7 @@ class EventTest:
     p_upper: float
     epsilon_lower_bound: float
     training_bound: float
+    histogram: Histogram | None = None
 
     def __str__(self) -> str:
         first, second = SIDE_NAMES[self.direction]
@@ -157,6 +162,15 @@ class AuditReport:
         return self.epsilon_lower_bound > self.claimed[0]
 
     @property
+    def best(self) -> tuple[int, EventTest] | None:
+        """(pair index, test) of the largest certified bound, or None when nothing was tested."""
+        tested = [pair for pair in self.pairs if pair.tests]
+        if not tested:
+            return None
+        pair = max(tested, key=lambda pair: pair.epsilon_lower_bound)
+        return pair.index, pair.best
+
+    @property
     def errors(self) -> tuple[AuditError, ...]:
         return tuple(AuditError(pair.index, pair.error) for pair in self.pairs if pair.failed)
 
@@ -164,6 +178,32 @@ class AuditReport:
     def ok(self) -> bool:
         """False when some pair failed: its outputs were not audited."""
         return not self.errors
+
+    def table(self):
+        """A ``rich`` table of every test on the held-out half, failed pairs included."""
+        from rich.markup import escape
+        from rich.table import Table
+
+        table = Table(title="tests on the held-out half (Bonferroni-corrected)")
+        for column in ("pair", "direction", "event", "in E: M(D) / M(D')", "certified ε"):
+            table.add_column(column)
+        for pair in self.pairs:
+            if pair.failed:
+                table.add_row(str(pair.index), "", f"[red]FAILED: {escape(pair.error)}[/]", "", "")
+            for test in pair.tests:
+                table.add_row(str(pair.index), test.direction, escape(test.event),
+                              f"{test.counts[0]} / {test.counts[1]}", f"{test.epsilon_lower_bound:.4g}")
+        return table
+
+    def html(self) -> str:
+        """The verdict and the table of tests as an HTML fragment (Jupyter, report pages)."""
+        from html import escape
+
+        summary = "".join(f"<p>{escape(line.strip())}</p>\n" for line in str(self).split("\n")[:2])
+        return summary + render(self.table(), html=True, fragment=True)
+
+    def _repr_html_(self) -> str:
+        return self.html()
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary, including the derived verdict."""

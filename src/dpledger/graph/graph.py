@@ -8,7 +8,8 @@ import attrs
 import numpy as np
 
 from .. import guarantees as _g
-from ..accountant.ledger import PlanStep
+from .._render import render
+from ..accountant.ledger import PlanStep, params_text
 from ..relations import Relation
 from .nodes import Halt, PlanContext, RunState
 
@@ -23,6 +24,21 @@ class Plan:
     rule: str
     steps: tuple[PlanStep, ...]
     event: Any = None
+
+    def table(self):
+        """A ``rich`` table: the total on the first row, then every step."""
+        from rich.table import Table
+
+        table = Table(title=f"plan of {self.name} under {self.relation}")
+        for column in ("step", "mechanism", "guarantee", "rule", "parameters"):
+            table.add_column(column, overflow="fold", no_wrap=column == "guarantee")
+        table.add_row("total", "", str(self.guarantee), self.rule, "", style="bold")
+        for s in self.steps:
+            table.add_row(s.path, s.mechanism, str(s.guarantee), s.rule, params_text(s.params))
+        return table
+
+    def _repr_html_(self) -> str:
+        return render(self.table(), html=True)
 
     def __str__(self) -> str:
         lines = [f"{self.name}: {self.guarantee} under {self.relation} by {self.rule}"]

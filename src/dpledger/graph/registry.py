@@ -31,11 +31,15 @@ class EstimatorInfo:
 
     ``example(rng) -> (params, data)``, when given, makes small public parameters and an input
     for them: the auditor and the CLI use it to exercise the estimator on synthetic data.
+    ``utility(epsilon, rng) -> (params, data, error)``, when given, makes the public parameters
+    at ``epsilon``, a synthetic input with a known truth, and ``error(output) -> float``, the
+    error of a released output against that truth: ``dpledger.utility`` plots it against ε.
     """
 
     name: str
     factory: Callable[..., Graph]
     example: Callable | None = None
+    utility: Callable | None = None
 
     @property
     def parameters(self) -> dict[str, inspect.Parameter]:
@@ -46,11 +50,16 @@ class EstimatorInfo:
         return (inspect.getdoc(self.factory) or "").split("\n")[0]
 
 
-def register(name: str, *, example: Callable | None = None, replace: bool = False) -> Callable:
+def register(name: str, *, example: Callable | None = None, utility: Callable | None = None,
+             replace: bool = False) -> Callable:
     """Decorator: register ``factory(**public_params) -> Graph`` under ``name``; ``example(rng)``
-    returns ``(params, data)``: small public parameters and a synthetic input (for audits)."""
+    returns ``(params, data)``: small public parameters and a synthetic input (for audits);
+    ``utility(epsilon, rng)`` returns ``(params, data, error)`` (for privacy–utility curves)."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"estimator name must be a non-empty string, got {name!r}")
+    for label, hook in (("example", example), ("utility", utility)):
+        if hook is not None and not callable(hook):
+            raise TypeError(f"@register({name!r}): {label} must be callable or None, got {hook!r}")
 
     def decorate(factory: Callable[..., Graph]) -> Callable[..., Graph]:
         if not callable(factory):
@@ -60,7 +69,7 @@ def register(name: str, *, example: Callable | None = None, replace: bool = Fals
             if existing is not None and existing.factory is not factory and not replace:
                 raise ValueError(f"an estimator named {name!r} is already registered ({existing.factory!r}); "
                                  "pass replace=True to override it")
-            _factories[name] = EstimatorInfo(name, factory, example)
+            _factories[name] = EstimatorInfo(name, factory, example, utility)
         return factory
 
     return decorate

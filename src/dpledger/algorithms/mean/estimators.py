@@ -22,6 +22,16 @@ def _example(n: int, d: int, R: float):
     return example
 
 
+def utility_sampler(n: int, d: int, R: float, k: int | None = None):
+    """Privacy–utility sampler: n draws of N(μ, I_d), μ k-sparse (dense when k is None) with
+    ||μ||_2 = R/2, and the error ||μ̂ − μ||_2 (also used by the sparse-mean estimators)."""
+    def utility(epsilon, rng):
+        data, mean = sparse_gaussian(n, d, d if k is None else k, R / 2, rng)
+        params = {"epsilon": epsilon, "R": R, "n": n, "d": d} | ({} if k is None else {"k": k})
+        return params, data, lambda estimate: float(np.linalg.norm(estimate - mean))
+    return utility
+
+
 def mean_graph(name: str, body, output: str, n: int, d: int, R: float, description: str) -> Graph:
     """Wrap ``body`` (releasing ``output``) with the projection onto the R-ball and the input check."""
     root = sequence(body, postprocess("mean", lambda **out: project_to_ball(np.asarray(out[output], float), R),
@@ -29,7 +39,7 @@ def mean_graph(name: str, body, output: str, n: int, d: int, R: float, descripti
     return Graph(root, ReplaceOne(), name=name, check_input=input_check(n, d), description=description)
 
 
-@register("mean.clipped", example=_example(100, 2, 2.0))
+@register("mean.clipped", example=_example(100, 2, 2.0), utility=utility_sampler(500, 5, 100.0))
 def clipped(epsilon: float, R: float, n: int, d: int, sigma: float = 1.0) -> Graph:
     """ε-DP mean: clip each coordinate to ±(R + 3σ), snapping Laplace with Δ1 = 2(R + 3σ)d/n."""
     epsilon, R, n, d, sigma = check_public(epsilon, R, n, d, sigma)
@@ -37,7 +47,7 @@ def clipped(epsilon: float, R: float, n: int, d: int, sigma: float = 1.0) -> Gra
                       "clipping to the a priori box + Laplace")
 
 
-@register("mean.localised", example=_example(100, 2, 2.0))
+@register("mean.localised", example=_example(100, 2, 2.0), utility=utility_sampler(500, 5, 100.0))
 def localised(epsilon: float, R: float, n: int, d: int, sigma: float = 1.0, locate_share: float = 0.5) -> Graph:
     """ε-DP mean: private per-coordinate histograms locate μ, then clip to ±6σ around it and add
     snapping Laplace noise; basic composition of the two steps."""

@@ -58,10 +58,25 @@ def _degree_steps(n: int, epsilon: float) -> list:
 def _example(n: int, p: float = 0.9, q: float = 0.1, **extra):
     """Synthetic input for audits: a small two-community SBM and its public parameters."""
     def example(rng):
-        d, gamma = n * (p + q) / 2, (p - q) / (p + q)
-        adjacency, _ = model.sample(n, d, gamma, rng)
-        return {"epsilon": 1.0, "n": n, "d": d, "gamma": gamma, **extra}, adjacency
+        params, adjacency, _ = _sample(n, p, q, 1.0, rng)
+        return {**params, **extra}, adjacency
     return example
+
+
+def _utility(n: int, p: float, q: float, **extra):
+    """Privacy–utility sampler: an SBM with within-probability p and across-probability q, and the
+    error rate err(x̂, x) of the released labels against the planted ones."""
+    def utility(epsilon, rng):
+        params, adjacency, truth = _sample(n, p, q, epsilon, rng)
+        return {**params, **extra}, adjacency, lambda labels: model.error_rate(labels, truth)
+    return utility
+
+
+def _sample(n: int, p: float, q: float, epsilon: float, rng) -> tuple[dict, np.ndarray, np.ndarray]:
+    """Public parameters (d, γ from p, q), adjacency matrix and planted labels."""
+    d, gamma = n * (p + q) / 2, (p - q) / (p + q)
+    adjacency, labels = model.sample(n, d, gamma, rng)
+    return {"epsilon": epsilon, "n": n, "d": d, "gamma": gamma}, adjacency, labels
 
 
 def _graph(name: str, n: int, eps_degree: float, body, description: str) -> Graph:
@@ -75,7 +90,7 @@ def _graph(name: str, n: int, eps_degree: float, body, description: str) -> Grap
     return Graph(root, EdgeAdjacency(), name=name, check_input=check, description=description)
 
 
-@register("sbm.weak", example=_example(8, delta=1e-3))
+@register("sbm.weak", example=_example(8, delta=1e-3), utility=_utility(300, 0.5, 0.1, delta=1e-6))
 def weak(epsilon: float, delta: float, n: int, d: float | None = None, gamma: float | None = None,
          alpha: float | None = None, beta: float | None = None, target: float = DEFAULT_TARGET,
          degree_share: float = 0.1) -> Graph:
@@ -87,7 +102,7 @@ def weak(epsilon: float, delta: float, n: int, d: float | None = None, gamma: fl
     return _graph("sbm.weak", n, eps_degree, body, "weak recovery, Algorithm C.4")
 
 
-@register("sbm.exact", example=_example(8, delta=1e-3))
+@register("sbm.exact", example=_example(8, delta=1e-3), utility=_utility(300, 0.5, 0.1, delta=1e-6))
 def exact(epsilon: float, delta: float, n: int, d: float | None = None, gamma: float | None = None,
           alpha: float | None = None, beta: float | None = None, target: float = DEFAULT_TARGET,
           degree_share: float = 0.1) -> Graph:
@@ -102,7 +117,7 @@ def exact(epsilon: float, delta: float, n: int, d: float | None = None, gamma: f
     return _graph("sbm.exact", n, eps_degree, body, "exact recovery, Algorithms C.12 + C.13")
 
 
-@register("sbm.exponential", example=_example(8))
+@register("sbm.exponential", example=_example(8), utility=_utility(16, 0.9, 0.1))
 def exponential(epsilon: float, n: int, d: float | None = None, gamma: float | None = None,
                 alpha: float | None = None, beta: float | None = None, delta: None = None,
                 degree_share: float = 0.1) -> Graph:

@@ -14,6 +14,7 @@ from ... import _validate
 from ...graph import Graph, postprocess, release, register, sequence
 from ...mechanisms import Exponential, TopKPeeling
 from ...relations import ReplaceOne
+from ..mean.estimators import utility_sampler
 from ..mean.nodes import SPREAD, localised_mean
 from ..mean.parameters import check_public, check_share, input_check, project_to_ball, sparse_gaussian
 from .scores import subset_scores, support_candidates, thresholds
@@ -52,7 +53,7 @@ def _graph(name: str, select, eps_mean: float, k: int, R: float, n: int, d: int,
                  description=f"{name}: support selection + localised mean on it")
 
 
-@register("sparse_mean.exponential", example=_example(100, 5, 2, 2.0))
+@register("sparse_mean.exponential", example=_example(100, 5, 2, 2.0), utility=utility_sampler(300, 20, 10.0, k=2))
 def exponential(epsilon: float, k: int, R: float, n: int, d: int, sigma: float = 1.0,
                 selection_share: float = 0.5, locate_share: float = 0.5) -> Graph:
     """ε-DP sparse mean: exponential mechanism over size-k supports with the sensitivity-1 score
@@ -69,7 +70,7 @@ def exponential(epsilon: float, k: int, R: float, n: int, d: int, sigma: float =
     return _graph("sparse_mean.exponential", select, eps_mean, k, R, n, d, sigma, locate_share)
 
 
-@register("sparse_mean.peeling", example=_example(100, 5, 2, 2.0))
+@register("sparse_mean.peeling", example=_example(100, 5, 2, 2.0), utility=utility_sampler(2000, 1000, 10.0, k=10))
 def peeling(epsilon: float, k: int, R: float, n: int, d: int, sigma: float = 1.0,
             selection_share: float = 0.5, locate_share: float = 0.5) -> Graph:
     """ε-DP sparse mean in polynomial time: top-k peeling (k exponential mechanisms with ε/k each,

@@ -1,0 +1,11 @@
+"""Privacy–utility curves: the error of a registered estimator against ε, on synthetic inputs
+from the estimator's ``utility(epsilon, rng)`` sampler (``@register(..., utility=...)``).
+
+``measure_utility`` runs the trials and returns a ``UtilityReport`` (median, quartiles and halt
+rate per ε); ``dpledger.utility.figure`` plots it (PNG or HTML); ``dpledger utility NAME`` does
+both from the command line.
+"""
+
+from .measure import UtilityReport, UtilityRow, measure_utility
+
+__all__ = ["UtilityReport", "UtilityRow", "measure_utility"]
