@@ -30,6 +30,10 @@ from ...mechanisms.gaussian import analytic_sigma
 
 #: Subsampled-regime candidates for the number m of bad rows tolerated in S.
 BAD_ROW_CHOICES = (2, 4, 8, 16, 32)
+#: Largest n and d the calibration accepts (useful_n searches up to 1e15).
+MAX_N, MAX_D = 10**16, 10**7
+#: How ν(i) is formed: Algorithm D.5's membership matrix, or plain radius neighbourhoods.
+METHODS = ("membership", "neighbourhood")
 #: Output is called useful when the step-6 noise per coordinate is below separation / USEFUL_RATIO.
 USEFUL_RATIO = 10.0
 
@@ -65,6 +69,7 @@ class Tuning:
 class Calibration:
     """All numbers the graph uses, and the proof's intermediate quantities (for the ledger)."""
 
+    method: str
     n: int
     d: int
     k: int
@@ -139,12 +144,21 @@ def default_radius(d: int, separation: float, sigma: float) -> float:
 
 
 def calibrate(n: int, d: int, k: int, separation: float, epsilon: float, delta: float, sigma: float = 1.0,
-              tuning: Tuning = Tuning()) -> Calibration:
+              tuning: Tuning = Tuning(), method: str = "membership") -> Calibration:
     """The calibration for public (n, d, k, Δ, σ) and total budget (ε, δ); raises ValueError
-    when the budget cannot be met at this n (with what would be needed)."""
+    when the budget cannot be met at this n (with what would be needed).
+
+    ``method``: "membership" (Algorithm D.5's step 1, Lemma B.1) or "neighbourhood" (ν(i) is the
+    plain average of the points within r of y_i: every row but the changed one moves by at most
+    2r/A0, docs/proofs.md).
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     n = _validate.integer("n", n, minimum=2)
     d = _validate.integer("d", d, minimum=1)
     k = _validate.integer("k", k, minimum=1)
+    if n > MAX_N or d > MAX_D:
+        raise ValueError(f"n must be <= {MAX_N:.0e} and d <= {MAX_D:.0e} (the calibration's arithmetic), got n={n}, d={d}")
     if k > n:
         raise ValueError(f"k must be <= n, got k={k} > n={n}")
     separation = _validate.positive("separation", separation)
@@ -153,19 +167,23 @@ def calibrate(n: int, d: int, k: int, separation: float, epsilon: float, delta: 
     delta = _validate.probability("delta", delta, low_open=True)
     t = _check_tuning(tuning)
     radius = t.radius if t.radius is not None else default_radius(d, separation, sigma)
+    if not math.isfinite(radius * separation * sigma):
+        raise ValueError(f"separation={separation:g} and sigma={sigma:g} are too large to calibrate; rescale the data")
     cap = t.cap if t.cap is not None else n / k
     accuracy = t.accuracy if t.accuracy is not None else 0.05 * math.sqrt(cap)
-    common = dict(n=n, d=d, k=k, separation=separation, sigma=sigma, epsilon=epsilon, delta=delta, radius=radius,
+    common = dict(method=method, n=n, d=d, k=k, separation=separation, sigma=sigma, epsilon=epsilon, delta=delta, radius=radius,
                   c=t.c, cap=cap, low=t.low, high=t.high, floor=t.floor if t.floor is not None else cap / 2.0,
                   accuracy=accuracy, bin_width=t.bin_width if t.bin_width is not None else separation / 2.0,
                   delta_w=math.sqrt(24.0 * t.c * cap) + 2.0 * accuracy)
     gamma = t.gamma_share * delta
-    regimes = [("deterministic", 1, 0.0)] + [("subsampled", m, gamma) for m in BAD_ROW_CHOICES]
+    regimes = [("deterministic", 1, 0.0)]
+    if method == "membership":
+        regimes += [("subsampled", m, gamma) for m in BAD_ROW_CHOICES]
     regimes = [(*regime, order) for regime in regimes for order in ("noise first", "group first")]
     candidates = [_regime(common, t, *regime) for regime in regimes]
     feasible = [c for c in candidates if isinstance(c, Calibration)]
     if not feasible:
-        raise ValueError(f"gmm.centres cannot meet (ε={epsilon:g}, δ={delta:g}) at n={n}, k={k}: "
+        raise ValueError(f"gmm ({method}) cannot meet (ε={epsilon:g}, δ={delta:g}) at n={n}, k={k}: "
                          + "; ".join(sorted(set(candidates))))
     # The least step-6 noise, penalised when the histogram's threshold count 3·ln(2/δ_h)/ε_h exceeds
     # half a cluster's share s/k of the subsample (its bins would not be released): data-independent.
@@ -173,11 +191,11 @@ def calibrate(n: int, d: int, k: int, separation: float, epsilon: float, delta: 
 
 
 def useful_n(d: int, k: int, separation: float, epsilon: float, delta: float, sigma: float = 1.0,
-             tuning: Tuning = Tuning(), limit: float = 1e15) -> int | None:
+             tuning: Tuning = Tuning(), method: str = "membership", limit: float = 1e15) -> int | None:
     """Smallest n (to 2 significant digits) at which ``calibrate(...).useful``; None beyond ``limit``."""
     def useful(n: int) -> bool:
         try:
-            return calibrate(n, d, k, separation, epsilon, delta, sigma, tuning).useful
+            return calibrate(n, d, k, separation, epsilon, delta, sigma, tuning, method).useful
         except ValueError:
             return False
     low, high = max(2 * k, 16), max(2 * k, 16)
@@ -265,15 +283,18 @@ def _regime(common: dict, t: Tuning, regime: str, m: int, gamma: float, order: s
         HistogramLearner(eps_h, delta2 / 3.0, s)
     except ValueError as exc:
         return f"the histogram of step 7 is not private at this split ({exc})"
-    if gamma > 0:
-        sum_bound = _subsampled_sum(n, s, common["delta_w"] ** 2, m, gamma / 2.0, gamma / 2.0)
-        if sum_bound is None:
-            return f"more than m={m} bad rows in S is too likely"
-    else:
-        sum_bound = common["delta_w"] ** 2
+    per_row = 2.0 * common["radius"] / common["floor"]
+    if common["method"] == "neighbourhood":  # every good row moves by at most 2r/A0
+        sum_bound, delta_v = 0.0, per_row * math.sqrt(s)
+    else:  # rows move by at most (2r/A0)(L·sqrt(n)·e_i + 2), Σ e_i² over good rows of S <= sum_bound
+        if gamma > 0:
+            sum_bound = _subsampled_sum(n, s, common["delta_w"] ** 2, m, gamma / 2.0, gamma / 2.0)
+            if sum_bound is None:
+                return f"more than m={m} bad rows in S is too likely"
+        else:
+            sum_bound = common["delta_w"] ** 2
+        delta_v = per_row * (math.sqrt(n * sum_bound) / (t.high - t.low) + 2.0 * math.sqrt(s))
     min_bin = t.min_bin if t.min_bin is not None else max(2, s // (4 * k))
-    lipschitz = 1.0 / (t.high - t.low)
-    delta_v = (2.0 * common["radius"] / common["floor"]) * (lipschitz * math.sqrt(n * sum_bound) + 2.0 * math.sqrt(s))
     diameter = common["bin_width"] * math.sqrt(common["d"])
     return Calibration(**common, subsample=s, min_bin=min_bin, regime=f"{regime} ({order})", bad_rows=m,
                        gamma_bad_rows=gamma / 2.0, gamma_bernstein=gamma / 2.0, sum_bound=sum_bound,

@@ -31,16 +31,23 @@ CVXPY_MAX_N = 30
 
 
 def steps_one_to_five(cal: Calibration):
-    """Query of the privatised-input node: certified W, soft threshold, subsample, ν rows."""
+    """Query of the privatised-input node: certified W, soft threshold, subsample, ν rows (or,
+    for the neighbourhood method, subsample then plain radius-neighbourhood averages)."""
     def query(points: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         solve = membership.solve_cvxpy if cal.n <= CVXPY_MAX_N else membership.solve
         solution = solve(points, cal.radius, cal.cap, cal.c, cal.accuracy)
         if not solution.meets_target:
             raise Halt("membership (solver certificate above its accuracy target)")
-        weights = membership.soft_threshold(solution.solution, cal.low, cal.high)
         rows = rng.choice(cal.n, size=cal.subsample, replace=False)
+        weights = membership.soft_threshold(solution.solution[rows], cal.low, cal.high)
         return membership.representatives(points, weights, rows, cal.radius, cal.floor)
-    return query
+
+    def neighbourhood_query(points: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        rows = rng.choice(cal.n, size=cal.subsample, replace=False)
+        weights = membership.neighbourhoods(points, rows, cal.radius)
+        return membership.representatives(points, weights, rows, cal.radius, cal.floor)
+
+    return query if cal.method == "membership" else neighbourhood_query
 
 
 def steps_seven_to_nine(cal: Calibration):
@@ -60,17 +67,26 @@ def steps_seven_to_nine(cal: Calibration):
 
 
 def centres_graph(cal: Calibration) -> Graph:
+    """The whole graph for one calibration (either method)."""
     noise = Gaussian(cal.epsilon_noise, cal.delta_noise, cal.delta_v)
+    why = (f"Lemma B.1: Δ_W={cal.delta_w:.4g}" if cal.method == "membership"
+           else "each neighbourhood average moves by <= 2r/A0")
     node = privatise(
         "privatised_rows", noise, steps_one_to_five(cal), steps_seven_to_nine(cal), cal.bad_rows,
         note=(f"{cal.regime} regime: rows of ν over S within Δ_V={cal.delta_v:.4g} outside m={cal.bad_rows} "
-              f"(Lemma B.1: Δ_W={cal.delta_w:.4g}; docs/proofs.md). {cal.verdict()}"))
+              f"({why}; docs/proofs.md). {cal.verdict()}"))
     if cal.gamma > 0:
         node = absorb(node, cal.gamma)
+    name = NAMES[cal.method]
     root = sequence(node, postprocess("centres", lambda averages: np.asarray(averages), uses="averages"),
-                    name="gmm_centres")
-    return Graph(root, ReplaceOne(), name="gmm.centres", check_input=input_check(cal.n, cal.d),
-                 description=f"Algorithm D.5 with explicit constants. {cal.verdict()}")
+                    name=name.replace(".", "_"))
+    return Graph(root, ReplaceOne(), name=name, check_input=input_check(cal.n, cal.d),
+                 description=f"{DESCRIPTIONS[cal.method]} {cal.verdict()}")
+
+
+NAMES = {"membership": "gmm.centres", "neighbourhood": "gmm.neighbourhood"}
+DESCRIPTIONS = {"membership": "Algorithm D.5 with explicit constants.",
+                "neighbourhood": "Algorithm D.5 with radius-neighbourhood averages in place of steps 1–4."}
 
 
 def _example(rng):
@@ -78,6 +94,12 @@ def _example(rng):
     data, _, _ = sample_mixture(40, 1, 2, 20.0, rng)
     return {"epsilon": 3.0, "delta": 0.1, "k": 1, "n": 40, "d": 2, "separation": 20.0, "subsample": 40,
             "min_bin": 2, "bin_width": 1e6}, data
+
+
+def _neighbourhood_example(rng):
+    """Two clusters, 300 points, well separated: the smallest setting this method runs at ε = 3."""
+    data, _, _ = sample_mixture(300, 2, 2, 30.0, rng)
+    return {"epsilon": 3.0, "delta": 0.05, "k": 2, "n": 300, "d": 2, "separation": 30.0}, data
 
 
 @register("gmm.centres", example=_example)
@@ -92,3 +114,14 @@ def centres(epsilon: float, delta: float, k: int, n: int, d: int, separation: fl
                     subsample=subsample, bin_width=bin_width, min_bin=min_bin, noise_share=noise_share,
                     gamma_share=gamma_share)
     return centres_graph(calibrate(n, d, k, separation, epsilon, delta, sigma, tuning))
+
+
+@register("gmm.neighbourhood", example=_neighbourhood_example)
+def neighbourhood(epsilon: float, delta: float, k: int, n: int, d: int, separation: float, sigma: float = 1.0,
+                  radius: float | None = None, floor: float | None = None, subsample: int | None = None,
+                  bin_width: float | None = None, min_bin: int | None = None, noise_share: float = 0.5) -> Graph:
+    """(ε, δ)-DP mixture centres: Algorithm D.5's steps 5–9 on plain radius-neighbourhood
+    averages (each moves by <= 2r/A0); output: a (k, d) array. Usable from n of a few thousand."""
+    tuning = Tuning(radius=radius, floor=floor, subsample=subsample, bin_width=bin_width, min_bin=min_bin,
+                    noise_share=noise_share)
+    return centres_graph(calibrate(n, d, k, separation, epsilon, delta, sigma, tuning, method="neighbourhood"))

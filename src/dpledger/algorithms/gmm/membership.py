@@ -14,6 +14,9 @@ Certificate: scaling the rows of W(u) down to their cap gives a feasible W_f; th
 f(W_f) − g(u) is a sum of non-negative terms (computed without cancellation, plus a
 floating-point allowance), and 2-strong convexity gives ||W_f − W*||_F <= sqrt(gap).
 cvxpy is the reference oracle for small n; its dual is certified the same way.
+
+The "neighbourhood" method skips W: the weights of row i are the indicator of the points within
+r of y_i (``neighbourhoods``). Both methods form ν(i) with ``representatives``.
 """
 
 from __future__ import annotations
@@ -121,16 +124,26 @@ def soft_threshold(w: np.ndarray, low: float, high: float) -> np.ndarray:
     return np.clip((w - low) / (high - low), 0.0, 1.0)
 
 
+def neighbourhoods(points: np.ndarray, rows: np.ndarray, radius: float) -> np.ndarray:
+    """0/1 weights (len(rows), n): which points lie within ``radius`` of each point in ``rows``
+    (the "neighbourhood" method's replacement for steps 1–2)."""
+    chosen = points[rows]
+    squares = np.einsum("ij,ij->i", points, points)
+    distances = squares[rows][:, None] + squares[None, :] - 2.0 * (chosen @ points.T)
+    return (distances <= radius * radius).astype(float)
+
+
 def representatives(points: np.ndarray, weights: np.ndarray, rows: np.ndarray, radius: float,
                     floor: float) -> np.ndarray:
-    """ν(i) = y_i + Σ_j a_ij·clip_r(y_j − y_i) / max(Σ_j a_ij, floor) for i in ``rows`` (step 4).
+    """ν(i) = y_i + Σ_j a_ij·clip_r(y_j − y_i) / max(Σ_j a_ij, floor) for i in ``rows`` (step 4);
+    ``weights`` holds the rows a_i (one per entry of ``rows``).
 
     ``clip_r`` caps each offset's length at the radius, so every term is provably at most r
     long whatever the rounding in the mask; the floor bounds the normaliser's Lipschitz constant.
     """
     out = np.empty((len(rows), points.shape[1]))
     for position, i in enumerate(rows):
-        a = weights[i]
+        a = weights[position]
         offsets = points - points[i]
         lengths = np.sqrt(np.einsum("ij,ij->i", offsets, offsets))
         offsets *= (radius / np.maximum(lengths, radius))[:, None]
