@@ -216,3 +216,39 @@ def test_steps_seven_to_nine_keep_their_claim_for_one_changed_row():
         pairs.append((rows, other))
     report = audit(graph, pairs=pairs, samples=10_000, confidence=1 - 1e-8, seed=6)
     assert report.ok and not report.violation, str(report)
+
+
+def test_neighbourhood_rows_move_by_at_most_two_radii_over_the_floor():
+    """The neighbourhood method's claim: every ν(i) but the changed row's moves by <= 2r/A0."""
+    n, floor = 120, 20.0
+    points = _mixture(n, seed=7)
+    rows = np.arange(n)
+    nu = membership.representatives(points, membership.neighbourhoods(points, rows, RADIUS), rows, RADIUS, floor)
+    worst = 0.0
+    for i, other in _neighbours(points, 7):
+        nu2 = membership.representatives(other, membership.neighbourhoods(other, rows, RADIUS), rows, RADIUS, floor)
+        change = np.delete(np.linalg.norm(nu - nu2, axis=1), i)
+        assert change.max() <= 2 * RADIUS / floor * (1 + 1e-12)
+        worst = max(worst, change.max() / (2 * RADIUS / floor))
+    assert worst > 0.02  # rows really moved, within a small factor of the bound
+
+
+def test_neighbourhood_calibration_is_usable_at_moderate_n():
+    cal = calibrate(20_000, 2, 3, 10.0, 4.0, 1e-6, method="neighbourhood")
+    assert cal.bad_rows == 1 and cal.gamma == 0
+    assert cal.delta_v == pytest.approx(2 * cal.radius * math.sqrt(cal.subsample) / cal.floor)
+    assert cal.useful
+    assert useful_n(2, 3, 10.0, 4.0, 1e-6, method="neighbourhood") < 1e5 < useful_n(2, 3, 10.0, 4.0, 1e-6)
+    with pytest.raises(ValueError, match="method"):
+        calibrate(20_000, 2, 3, 10.0, 4.0, 1e-6, method="kmeans")
+
+
+def test_neighbourhood_estimator_locates_separated_centres():
+    data, centres, _ = sample_mixture(8000, 2, 2, 12.0, np.random.default_rng(8))
+    graph = estimator("gmm.neighbourhood", epsilon=4.0, delta=1e-6, k=2, n=8000, d=2, separation=12.0)
+    errors = []
+    for seed in range(3):
+        output, halted, _ = graph.execute(graph.validate(data), np.random.default_rng(seed))
+        if halted is None:
+            errors.append(centre_error(output, centres))
+    assert errors and np.median(errors) < 3.0  # a quarter of the separation; chance level is about 12

@@ -34,8 +34,9 @@ BAD_ROW_CHOICES = (2, 4, 8, 16, 32)
 MAX_N, MAX_D = 10**16, 10**7
 #: How ν(i) is formed: Algorithm D.5's membership matrix, or plain radius neighbourhoods.
 METHODS = ("membership", "neighbourhood")
-#: Output is called useful when the step-6 noise per coordinate is below separation / USEFUL_RATIO.
-USEFUL_RATIO = 10.0
+#: Output is called useful when the step-6 noise radius σ_V·sqrt(d) is below separation / USEFUL_RATIO
+#: (a quarter of the default bin width): the noisy rows of a cluster then mostly share a bin.
+USEFUL_RATIO = 8.0
 
 
 @attrs.frozen
@@ -123,17 +124,22 @@ class Calibration:
         return analytic_sigma(self.epsilon_noise, self.delta_noise, self.delta_v)
 
     @property
+    def noise_radius(self) -> float:
+        """Typical distance σ_V·sqrt(d) of a noisy ν(i) from the exact one."""
+        return self.noise_sigma * math.sqrt(self.d)
+
+    @property
     def useful(self) -> bool:
-        """Whether the step-6 noise leaves the clusters of ν apart (noise < separation/10)."""
-        return self.noise_sigma < self.separation / USEFUL_RATIO
+        """Whether the step-6 noise keeps each cluster's noisy rows together (radius < Δ/8)."""
+        return self.noise_radius < self.separation / USEFUL_RATIO
 
     def verdict(self) -> str:
-        ratio = self.noise_sigma / self.separation
+        ratio = self.noise_radius / self.separation
         if self.useful:
-            return f"step-6 noise is {ratio:.2g}× the separation: the guarantee comes with usable output"
-        return (f"WEAK AT THIS n: to prove ({self.epsilon:g}, {self.delta:g})-DP, step 6 adds noise "
-                f"{ratio:.3g}× the separation to every ν(i), so the output is not expected to locate the "
-                f"centres; see useful_n() for the n at which it does")
+            return f"step-6 noise radius is {ratio:.2g}× the separation: the guarantee comes with usable output"
+        return (f"WEAK AT THIS n: to prove ({self.epsilon:g}, {self.delta:g})-DP, step 6 moves every ν(i) by "
+                f"about {ratio:.3g}× the separation, so the output is not expected to locate the centres; "
+                f"gmm.useful_n() gives the n at which it would")
 
 
 def default_radius(d: int, separation: float, sigma: float) -> float:
@@ -276,14 +282,19 @@ def _regime(common: dict, t: Tuning, regime: str, m: int, gamma: float, order: s
     if min(delta1, delta2) < 1e-300:
         return f"Lemma I.4's e^ε factors leave no δ for the {order} order"
     eps_h, eps_t, eps_a = (share * eps2 for share in t.shares)
+    per_row = 2.0 * common["radius"] / common["floor"]
     s = t.subsample if t.subsample is not None else _default_subsample(k, eps_h, delta2 / 3.0)
+    if t.subsample is None and common["method"] == "neighbourhood":
+        # Δ_V = per_row·sqrt(s): take the largest s whose noise radius stays a quarter of a bin (the
+        # bin averages' noise falls like 1/s), but never fewer rows than the histogram needs.
+        unit = analytic_sigma(eps1, delta1, per_row) * math.sqrt(common["d"])
+        s = min(n, max(s, math.floor((common["bin_width"] / (4.0 * unit)) ** 2)))
     if s > n:
         return f"step 5 needs a subsample of s={s} rows > n"
     try:
         HistogramLearner(eps_h, delta2 / 3.0, s)
     except ValueError as exc:
         return f"the histogram of step 7 is not private at this split ({exc})"
-    per_row = 2.0 * common["radius"] / common["floor"]
     if common["method"] == "neighbourhood":  # every good row moves by at most 2r/A0
         sum_bound, delta_v = 0.0, per_row * math.sqrt(s)
     else:  # rows move by at most (2r/A0)(L·sqrt(n)·e_i + 2), Σ e_i² over good rows of S <= sum_bound

@@ -23,7 +23,7 @@ from ...relations import ReplaceOne
 from ..mean.parameters import input_check
 from . import bins, membership
 from .calibration import Calibration, Tuning, calibrate
-from .model import sample_mixture
+from .model import centre_error, sample_mixture
 
 #: Up to this n step 1 is solved by cvxpy (the reference oracle), above by the dual solver;
 #: both results are certified by the same duality gap.
@@ -102,7 +102,17 @@ def _neighbourhood_example(rng):
     return {"epsilon": 3.0, "delta": 0.05, "k": 2, "n": 300, "d": 2, "separation": 30.0}, data
 
 
-@register("gmm.centres", example=_example)
+def _utility(n: int, k: int, d: int, separation: float, delta: float):
+    """Privacy–utility sampler: Model 1.2 with unit spread; error = ``centre_error`` (max over
+    centres after the best matching)."""
+    def utility(epsilon, rng):
+        data, truth, _ = sample_mixture(n, k, d, separation, rng)
+        params = {"epsilon": epsilon, "delta": delta, "k": k, "n": n, "d": d, "separation": separation}
+        return params, data, lambda estimate: centre_error(estimate, truth)
+    return utility
+
+
+@register("gmm.centres", example=_example, utility=_utility(3000, 2, 2, 10.0, 1e-3))
 def centres(epsilon: float, delta: float, k: int, n: int, d: int, separation: float, sigma: float = 1.0,
             radius: float | None = None, c: float = 1.0, cap: float | None = None, low: float = 0.5,
             high: float = 1.0, floor: float | None = None, accuracy: float | None = None,
@@ -116,7 +126,7 @@ def centres(epsilon: float, delta: float, k: int, n: int, d: int, separation: fl
     return centres_graph(calibrate(n, d, k, separation, epsilon, delta, sigma, tuning))
 
 
-@register("gmm.neighbourhood", example=_neighbourhood_example)
+@register("gmm.neighbourhood", example=_neighbourhood_example, utility=_utility(10_000, 3, 2, 10.0, 1e-6))
 def neighbourhood(epsilon: float, delta: float, k: int, n: int, d: int, separation: float, sigma: float = 1.0,
                   radius: float | None = None, floor: float | None = None, subsample: int | None = None,
                   bin_width: float | None = None, min_bin: int | None = None, noise_share: float = 0.5) -> Graph:
