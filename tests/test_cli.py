@@ -1,11 +1,13 @@
 """The command line: plan, run against a ledger file, ledger show, exit codes."""
 
 import json
+import pathlib
+import types
 
 import numpy as np
 import pytest
 
-from dpledger import cli
+from dpledger import ReplaceOne, cli
 from dpledger.algorithms import sbm
 
 PARAMS = ["--epsilon", "4", "--delta", "1e-6", "n=60", "d=30", "gamma=0.6"]
@@ -55,3 +57,32 @@ def test_estimators_lists_the_registry(capsys):
     assert cli.main(["estimators", "--json"]) == 0
     names = [row["name"] for row in json.loads(capsys.readouterr().out)["estimators"]]
     assert {"sbm.weak", "sbm.exact", "sbm.exponential"} <= set(names)
+
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
+SHIPPED = {  # the README's "Run on the shipped examples" commands, with the output's expected shape
+    "karate.edges": (["sbm.exact", "--epsilon", "4", "--delta", "1e-6", "n=34", "d=4.6", "gamma=0.6"], (34,)),
+    "karate.graphml": (["sbm.exact", "--epsilon", "4", "--delta", "1e-6", "n=34", "d=4.6", "gamma=0.6"], (34,)),
+    "mixture.csv": (["gmm.neighbourhood", "--epsilon", "4", "--delta", "1e-6", "k=3", "n=6000", "d=2",
+                     "separation=10"], (3, 2)),
+    "means.csv": (["mean.localised", "--epsilon", "1", "R=100", "n=500", "d=5"], (5,)),
+}
+
+
+@pytest.mark.parametrize("example", sorted(SHIPPED))
+def test_run_works_on_every_shipped_example(example, tmp_path, capsys):
+    arguments, shape = SHIPPED[example]
+    command = ["run", *arguments, "--input", str(EXAMPLES / example), "--ledger", str(tmp_path / "l.sqlite"),
+               "--budget-epsilon", "8", "--budget-delta", "1e-5", "--seed", "0"]
+    assert cli.main(command) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["halted"] or np.shape(result["output"]) == shape
+
+
+def test_a_csv_header_is_skipped_but_a_nan_row_is_data(tmp_path):
+    rows = types.SimpleNamespace(relation=ReplaceOne())  # a dataset estimator, as _load_input sees it
+    path = tmp_path / "points.csv"
+    path.write_text("x,y\n1,2\n3,4\n")
+    assert cli._load_input(path, rows, {}).shape == (2, 2)
+    path.write_text("nan,2\n3,4\n")
+    assert cli._load_input(path, rows, {}).shape == (2, 2)

@@ -94,7 +94,7 @@ def _plan(args) -> int:
 
 def _load_input(path: pathlib.Path, graph, params: dict):
     """Graphs: .graphml, or an edge list (.txt/.edges/.csv of integer pairs; needs the public n).
-    Datasets: .npy or .csv of numbers (one point per row)."""
+    Datasets: .npy, or .csv/.txt of numbers (one point per row, optionally under a header line)."""
     from .relations import EdgeAdjacency
 
     if not path.is_file():
@@ -113,7 +113,21 @@ def _load_input(path: pathlib.Path, graph, params: dict):
         return from_edge_list(edges, params["n"])
     if suffix == ".npy":
         return np.load(path, allow_pickle=False)
-    return np.loadtxt(path, delimiter="," if suffix == ".csv" else None, ndmin=2)
+    delimiter = "," if suffix == ".csv" else None
+    return np.loadtxt(path, delimiter=delimiter, ndmin=2, skiprows=1 if _is_header(path, delimiter) else 0)
+
+
+def _is_header(path: pathlib.Path, delimiter: str | None) -> bool:
+    """A first line none of whose fields is a number (e.g. "x,y") is a header ("nan" is a number)."""
+    with open(path, encoding="utf-8") as handle:
+        fields = handle.readline().split(delimiter)
+    def number(field: str) -> bool:
+        try:
+            float(field)
+            return True
+        except ValueError:
+            return False
+    return bool(fields) and not any(number(f) for f in fields)
 
 
 def _budget(args):
