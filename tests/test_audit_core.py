@@ -270,3 +270,12 @@ def test_pairs_that_are_not_neighbours_are_refused():
     far = (np.array([0.0, 0.0, 0.0]), np.array([1.0, 1.0, 0.0]))
     with pytest.raises(ValueError, match=r"pairs\[1\] is not a neighbouring pair"):
         audit_pairs(laplace_sum(1.0), [SUM_PAIR, far], 1.0, relation=ReplaceOne())
+
+
+def test_a_side_that_always_halts_is_compared_with_a_vector_side():
+    """Regression: every run on D halts while D' releases vectors; the halt itself is the event."""
+    def halts_on_zero(data, rng):
+        return None if data == 0 else rng.normal(size=2)
+
+    report = audit_pairs(halts_on_zero, [(0, 1)], 1.0, samples=2_000, seed=0)
+    assert report.ok and report.violation, str(report)

@@ -94,10 +94,15 @@ class Outputs:
         return cls.from_list(outputs)
 
     @classmethod
-    def concatenate(cls, parts: Sequence["Outputs"]) -> "Outputs":
-        """Join batches of the same mechanism; their released outputs must share one shape."""
+    def concatenate(cls, parts: Sequence["Outputs"], released_shape: tuple[int, ...] | None = None) -> "Outputs":
+        """Join batches of the same mechanism; their released outputs must share one shape.
+
+        ``released_shape`` (the shape released on any side or half of a pair) sizes the rows of
+        batches in which every run halted, so that both sides of a pair have the same width.
+        """
         shape = common_shape(parts)
-        width = int(np.prod(shape)) if shape is not None else 0
+        width_shape = shape if released_shape is None else released_shape
+        width = int(np.prod(width_shape)) if width_shape is not None else 0
         values = [part.values if part.shape is not None else np.full((len(part), width), np.nan) for part in parts]
         return cls(np.concatenate(values), np.concatenate([part.reasons for part in parts]), shape)
 

@@ -90,8 +90,8 @@ def _assemble(plan: list[_Batch], results: Sequence[Callable[[], Outputs]]) -> P
         except Exception as exc:  # the mechanism's own failure: recorded, never swallowed
             return f"{SIDES[batch.side]}, {HALVES[batch.half]} batch {batch.index}: {type(exc).__name__}: {exc}"
     try:
-        joined = {key: Outputs.concatenate(value) for key, value in parts.items()}
-        common_shape(list(joined.values()))  # one output shape across sides and halves
+        shape = common_shape([part for value in parts.values() for part in value])  # one across sides and halves
+        joined = {key: Outputs.concatenate(value, shape) for key, value in parts.items()}
     except ValueError as exc:
         return f"ValueError: {exc}"
     return PairSamples(train=(joined[0, 0], joined[1, 0]), test=(joined[0, 1], joined[1, 1]))
