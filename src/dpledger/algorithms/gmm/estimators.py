@@ -118,8 +118,11 @@ def centres(epsilon: float, delta: float, k: int, n: int, d: int, separation: fl
             high: float = 1.0, floor: float | None = None, accuracy: float | None = None,
             subsample: int | None = None, bin_width: float | None = None, min_bin: int | None = None,
             noise_share: float = 0.5, gamma_share: float = 0.1) -> Graph:
-    """(ε, δ)-DP centres of a k-component spherical Gaussian mixture (Algorithm D.5, explicit
-    constants); output: a (k, d) array. Weak (useless output) unless n is astronomically large."""
+    """(ε, δ)-DP mixture centres by Algorithm D.5 with explicit constants; useless below n ≈ 10^12.
+
+    Output: a (k, d) array. The plan says "WEAK AT THIS n" whenever the proven noise swamps the
+    clusters, which is at every n the n×n convex step fits in memory (docs/proofs.md).
+    """
     tuning = Tuning(radius=radius, c=c, cap=cap, low=low, high=high, floor=floor, accuracy=accuracy,
                     subsample=subsample, bin_width=bin_width, min_bin=min_bin, noise_share=noise_share,
                     gamma_share=gamma_share)
@@ -130,8 +133,11 @@ def centres(epsilon: float, delta: float, k: int, n: int, d: int, separation: fl
 def neighbourhood(epsilon: float, delta: float, k: int, n: int, d: int, separation: float, sigma: float = 1.0,
                   radius: float | None = None, floor: float | None = None, subsample: int | None = None,
                   bin_width: float | None = None, min_bin: int | None = None, noise_share: float = 0.5) -> Graph:
-    """(ε, δ)-DP mixture centres: Algorithm D.5's steps 5–9 on plain radius-neighbourhood
-    averages (each moves by <= 2r/A0); output: a (k, d) array. Usable from n of a few thousand."""
+    """(ε, δ)-DP mixture centres: D.5's steps 5–9 on radius-neighbourhood averages; usable from n ≈ 10^4.
+
+    Output: a (k, d) array. Each neighbourhood average moves by at most 2r/A0 when one sample
+    changes, so no convex step and no Lemma B.1 are needed (docs/proofs.md).
+    """
     tuning = Tuning(radius=radius, floor=floor, subsample=subsample, bin_width=bin_width, min_bin=min_bin,
                     noise_share=noise_share)
     return centres_graph(calibrate(n, d, k, separation, epsilon, delta, sigma, tuning, method="neighbourhood"))
