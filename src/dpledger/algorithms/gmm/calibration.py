@@ -198,7 +198,8 @@ def calibrate(n: int, d: int, k: int, separation: float, epsilon: float, delta: 
 
 def useful_n(d: int, k: int, separation: float, epsilon: float, delta: float, sigma: float = 1.0,
              tuning: Tuning = Tuning(), method: str = "membership", limit: float = 1e15) -> int | None:
-    """Smallest n (to 2 significant digits) at which ``calibrate(...).useful``; None beyond ``limit``."""
+    """Smallest n at which ``calibrate(...).useful``, rounded up to 2 significant digits (so the
+    returned n is useful); None beyond ``limit``."""
     def useful(n: int) -> bool:
         try:
             return calibrate(n, d, k, separation, epsilon, delta, sigma, tuning, method).useful
@@ -212,7 +213,8 @@ def useful_n(d: int, k: int, separation: float, epsilon: float, delta: float, si
     while high > 1.01 * low + 1:
         middle = int(math.sqrt(low * high))
         low, high = (middle, high) if not useful(middle) else (low, middle)
-    return int(float(f"{high:.2g}"))
+    step = 10 ** max(int(math.floor(math.log10(high))) - 1, 0)  # round up to 2 significant digits
+    return math.ceil(high / step) * step
 
 
 def _check_tuning(t: Tuning) -> Tuning:
