@@ -12,7 +12,7 @@ from scipy import stats
 import dpledger
 from dpledger.algorithms.gmm import Tuning, calibrate, centre_error, sample_mixture, useful_n
 from dpledger.algorithms.gmm import bins, membership
-from dpledger.algorithms.gmm.calibration import _subsampled_sum, default_radius
+from dpledger.algorithms.gmm.calibration import _subsampled_sum, _tail_bound, default_radius
 from dpledger.graph import estimator
 from dpledger.mechanisms.histogram import Histogram
 
@@ -112,7 +112,7 @@ def test_subsampled_bound_holds_on_a_worst_case_population():
     n, s, total, m, gamma = 2000, 200, 500.0, 4, 0.05
     bound = _subsampled_sum(n, s, total, m, gamma, gamma)
     assert s * total / n <= bound <= total
-    K = next(K for K in range(n, 1, -1) if stats.hypergeom.sf(m, n, K, s) <= gamma)
+    K = next(K for K in range(n, 1, -1) if _tail_bound(m, n, K, s) <= gamma)
     t = total / (K - 1)
     values = np.zeros(n)
     values[: int(total // t)] = t * (1 - 1e-9)  # as many rows as possible just under the bad threshold
@@ -252,3 +252,15 @@ def test_neighbourhood_estimator_locates_separated_centres():
         if halted is None:
             errors.append(centre_error(output, centres))
     assert errors and np.median(errors) < 3.0  # a quarter of the separation; chance level is about 12
+
+
+@pytest.mark.parametrize("m, n, bad, s", [(4, 2000, 30, 200), (4, 10**12, 2**20, 50_000), (16, 10**6, 5000, 3000),
+                                          (0, 100, 1, 10), (2, 50, 49, 40)])
+def test_tail_bound_is_above_the_exact_hypergeometric_tail(m, n, bad, s):
+    assert _tail_bound(m, n, bad, s) >= stats.hypergeom.sf(m, n, bad, s) * (1 - 1e-9)
+
+
+def test_a_larger_budget_is_never_refused():
+    small = calibrate(5000, 2, 3, 10.0, 50.0, 1e-6)
+    huge = calibrate(5000, 2, 3, 10.0, 1e4, 1e-6)
+    assert huge.noise_sigma <= small.noise_sigma

@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 
 import attrs
-from scipy import stats
 
 from ... import _validate
 from ...mechanisms import HistogramLearner
@@ -32,6 +31,9 @@ from ...mechanisms.gaussian import analytic_sigma
 BAD_ROW_CHOICES = (2, 4, 8, 16, 32)
 #: Largest n and d the calibration accepts (useful_n searches up to 1e15).
 MAX_N, MAX_D = 10**16, 10**7
+#: Budget beyond this ε is left unspent: Lemma I.4's e^{ε} factors would drive the δ of the later
+#: steps below the smallest double, and more ε must never make a budget unmeetable.
+SPLIT_EPSILON_CAP = 300.0
 #: How ν(i) is formed: Algorithm D.5's membership matrix, or plain radius neighbourhoods.
 METHODS = ("membership", "neighbourhood")
 #: Output is called useful when the step-6 noise radius σ_V·sqrt(d) is below separation / USEFUL_RATIO
@@ -245,22 +247,39 @@ def _default_subsample(k: int, eps_h: float, delta_h: float) -> int:
     return math.ceil(4.0 * k * 3.0 * math.log(2.0 / delta_h) / eps_h)
 
 
+def _tail_bound(m: int, n: int, bad: int, s: int) -> float:
+    """Upper bound on P[Hypergeom(n, bad, s) > m]: the Chernoff bound exp(−s·KL((m+1)/s ‖ bad/n)),
+    valid for sampling without replacement (Hoeffding 1963, Theorem 4) and cheap at any n."""
+    a, p = (m + 1) / s, bad / n
+    if a >= 1.0:
+        return 0.0 if p < 1.0 else 1.0
+    if a <= p:
+        return 1.0
+    divergence = a * math.log(a / p) + (1.0 - a) * math.log((1.0 - a) / (1.0 - p))
+    return math.exp(-s * divergence)
+
+
 def _subsampled_sum(n: int, s: int, total: float, m: int, gamma_rows: float, gamma_sum: float) -> float | None:
     """Bound on Σ_{i∈S, good} e_i² holding except with probability γ_S, if at most m of S are bad
     except with probability γ_m; None when no threshold makes that possible.
 
-    K = the largest number of bad rows for which P[Hypergeom(n, K, s) > m] <= γ_m; rows with
+    K = the largest number of bad rows for which P[Hypergeom(n, K, s) > m] <= γ_m (by
+    ``_tail_bound``); rows with
     e_i² > t = total/(K − 1) are fewer than K − 1, so with the changed row at most K are bad.
     The good values lie in [0, t] with mean <= total/n and variance <= t·total/n; Bernstein.
     """
-    if stats.hypergeom.sf(m, n, 2, s) > gamma_rows:
+    def rare(bad: int) -> bool:
+        return _tail_bound(m, n, bad, s) <= gamma_rows
+
+    if not rare(2):
         return None
-    low, high = 2, n  # invariant: sf(low) <= γ_m
-    if stats.hypergeom.sf(m, n, high, s) <= gamma_rows:
-        low = high
+    low = 2  # invariant: rare(low). Gallop up first: the tail is cheap to compute for small K.
+    while low < n and rare(min(2 * low, n)):
+        low = min(2 * low, n)
+    high = min(2 * low, n)  # not rare (or equal to low = n)
     while high - low > 1:
         middle = (low + high) // 2
-        low, high = (middle, high) if stats.hypergeom.sf(m, n, middle, s) <= gamma_rows else (low, middle)
+        low, high = (middle, high) if rare(middle) else (low, middle)
     threshold = total / (low - 1)
     mean, log_term = total / n, math.log(1.0 / gamma_sum)
     deviation = threshold * log_term / 3.0 + math.sqrt((threshold * log_term / 3.0) ** 2
@@ -272,7 +291,7 @@ def _regime(common: dict, t: Tuning, regime: str, m: int, gamma: float, order: s
     """Split the budget for one regime and one order of Lemma I.4's hybrid argument (which term
     carries the e^ε factor): its Calibration, or why it cannot meet the budget."""
     n, k = common["n"], common["k"]
-    epsilon, delta = common["epsilon"] - 2.0 * gamma, common["delta"] - gamma
+    epsilon, delta = min(common["epsilon"], SPLIT_EPSILON_CAP) - 2.0 * gamma, common["delta"] - gamma
     if epsilon <= 0 or delta <= 0:
         return f"absorbing γ={gamma:.3g} leaves no budget"
     eps1 = t.noise_share * epsilon
