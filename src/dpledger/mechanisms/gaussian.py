@@ -30,11 +30,19 @@ def analytic_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> fl
 
 
 def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """Smallest σ (to a relative 1e-9) whose exact δ(ε) is <= ``delta``."""
-    sigma = dp_accounting.get_sigma_gaussian(epsilon, delta) * sensitivity
-    while analytic_delta(sigma, epsilon, sensitivity) > delta:
-        sigma *= 1.0 + 1e-9
-    return sigma
+    """Smallest σ (to a relative 1e-9) whose exact δ(ε) is <= ``delta``: dp-accounting's root,
+    then, if its rounding left δ(ε) above ``delta``, a geometric search and bisection upwards."""
+    low = dp_accounting.get_sigma_gaussian(epsilon, delta) * sensitivity
+    if analytic_delta(low, epsilon, sensitivity) <= delta:
+        return low
+    step = 1e-9
+    while analytic_delta(low * (1.0 + step), epsilon, sensitivity) > delta:
+        step *= 2.0
+    high = low * (1.0 + step)
+    while high > low * (1.0 + 1e-9):  # invariant: δ(low) > delta >= δ(high)
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if analytic_delta(middle, epsilon, sensitivity) > delta else (low, middle)
+    return high
 
 
 def classic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:

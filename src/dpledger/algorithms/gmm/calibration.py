@@ -32,8 +32,8 @@ BAD_ROW_CHOICES = (2, 4, 8, 16, 32)
 #: Largest n and d the calibration accepts (useful_n searches up to 1e15).
 MAX_N, MAX_D = 10**16, 10**7
 #: Budget beyond this ε is left unspent: Lemma I.4's e^{ε} factors would drive the δ of the later
-#: steps below the smallest double, and more ε must never make a budget unmeetable.
-SPLIT_EPSILON_CAP = 300.0
+#: steps towards the limits of double precision, and more ε must never make a budget unmeetable.
+SPLIT_EPSILON_CAP = 50.0
 #: How ν(i) is formed: Algorithm D.5's membership matrix, or plain radius neighbourhoods.
 METHODS = ("membership", "neighbourhood")
 #: Output is called useful when the step-6 noise radius σ_V·sqrt(d) is below separation / USEFUL_RATIO
@@ -43,7 +43,7 @@ USEFUL_RATIO = 8.0
 
 @attrs.frozen
 class Tuning:
-    """The tunable constants (defaults in brackets; docs/estimators.md says what each trades).
+    """The tunable constants (defaults in brackets; docs/estimators/gmm.md says what each trades).
 
     radius r [midway between typical within- and between-cluster distances], c [1], cap
     [n/k], threshold ϕ knees (low, high) [(0.5, 1.0)], floor A0 [cap/2], solver accuracy τ
@@ -300,7 +300,7 @@ def _regime(common: dict, t: Tuning, regime: str, m: int, gamma: float, order: s
         delta1, delta2 = delta / 2.0, math.exp(math.log(delta / (2.0 * m)) - eps1 - (m - 1) * eps2)
     else:  # e^{mε2}·δ1 + m·e^{(m−1)ε2}·δ2
         delta1, delta2 = math.exp(math.log(delta / 2.0) - m * eps2), math.exp(math.log(delta / (2.0 * m)) - (m - 1) * eps2)
-    if min(delta1, delta2) < 1e-300:
+    if min(delta1, delta2) < 1e-100:
         return f"Lemma I.4's e^ε factors leave no δ for the {order} order"
     eps_h, eps_t, eps_a = (share * eps2 for share in t.shares)
     per_row = 2.0 * common["radius"] / common["floor"]
