@@ -22,3 +22,20 @@ def write(name: str, data: dict, markdown: str) -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{name}.json").write_text(json.dumps({"machine": machine(), **data}, indent=2, default=float))
     (RESULTS / f"{name}.md").write_text(markdown.rstrip() + "\n")
+
+
+def quick_run(description: str) -> bool:
+    """Parse the scripts' one common flag: ``--quick`` (a smoke run: ``description`` says what shrinks)."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help=description)
+    return parser.parse_args().quick
+
+
+def publish(name: str, data: dict, markdown: str, draw=None) -> None:
+    """Write the results, draw ``results/NAME.png`` with ``draw(path)`` when given, print the table."""
+    write(name, data, markdown)
+    if draw is not None:
+        draw(RESULTS / f"{name}.png")
+    print(markdown)

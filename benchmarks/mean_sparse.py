@@ -14,7 +14,6 @@ Run: python benchmarks/mean_sparse.py [--quick]. Writes results/mean_sparse.{jso
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
@@ -25,7 +24,7 @@ import dpledger.algorithms.sparse_mean  # noqa: F401  (registers sparse_mean.*)
 from dpledger.algorithms.mean import sparse_gaussian
 from dpledger.audit.robustness import robustness
 
-from _common import RESULTS, write
+from _common import publish, quick_run
 
 EPSILON = 1.0
 ETAS = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1)
@@ -128,9 +127,7 @@ def plot(results: dict, path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="fewer sizes and trials (smoke run)")
-    quick = parser.parse_args().quick
+    quick = quick_run("fewer sizes and trials (smoke run)")
     trials = 2 if quick else 5
     start = time.perf_counter()
     results = {
@@ -153,9 +150,7 @@ def main() -> None:
         *(robustness_table(r, name) for name, r in results["robustness"].items()),
         f"Run time {results['seconds']:.0f} s.",
     ])
-    write("mean_sparse", results, markdown)
-    plot(results, RESULTS / "mean_sparse.png")
-    print(markdown)
+    publish("mean_sparse", results, markdown, lambda path: plot(results, path))
 
 
 if __name__ == "__main__":

@@ -264,3 +264,41 @@ def test_a_larger_budget_is_never_refused():
     small = calibrate(5000, 2, 3, 10.0, 50.0, 1e-6)
     huge = calibrate(5000, 2, 3, 10.0, 1e4, 1e-6)
     assert huge.noise_sigma <= small.noise_sigma
+
+
+def test_bin_averages_move_within_the_claimed_sensitivity():
+    """Step 9's claim: with every kept bin holding >= min_bin rows, one changed row moves the k
+    averages jointly by at most sqrt(2)·b·sqrt(d)/(min_bin − 1); checked on adversarial moves."""
+    rng = np.random.default_rng(9)
+    width, min_bin = 4.0, 5
+    kept = bins.Bins(np.array([[0, 0], [2, 0]]), width, 0.0)
+    rows = np.vstack([rng.uniform(0, width, (min_bin, 2)), rng.uniform(0, width, (min_bin, 2)) + [2 * width, 0]])
+    bound = math.sqrt(2) * width * math.sqrt(2) / (min_bin - 1)
+    base = bins.averages(rows, kept)
+    worst = 0.0
+    for i in range(len(rows)):
+        for target in ([0.0, 0.0], [width, width], [2 * width, 0.0], [3 * width, width], [50.0, 50.0]):
+            other = rows.copy()
+            other[i] = target
+            if min(len(m) for m in kept.members(other)) < min_bin - 1:
+                continue  # the light-bin test covers at most one row fewer than min_bin
+            moved = np.linalg.norm(bins.averages(other, kept) - base)
+            assert moved <= bound * (1 + 1e-12)
+            worst = max(worst, moved / bound)
+    assert worst > 0.3  # the adversarial moves come within a small factor of the bound
+
+
+def test_step_six_noise_is_calibrated_to_the_proven_row_bound():
+    """Δ_V of the deterministic regime aggregates the per-row bound over S (Minkowski), and the
+    Gaussian step of the plan uses exactly that sensitivity."""
+    cal = calibrate(3000, 2, 3, 10.0, 4.0, 1e-3, tuning=Tuning(subsample=300))
+    if cal.regime.startswith("deterministic"):
+        expected = (2 * cal.radius / cal.floor) * (cal.lipschitz * math.sqrt(cal.n) * cal.delta_w
+                                                   + 2 * math.sqrt(cal.subsample))
+        assert cal.delta_v == pytest.approx(expected)
+    else:
+        assert cal.sum_bound <= cal.delta_w ** 2
+    plan = estimator("gmm.centres", epsilon=4.0, delta=1e-3, k=3, n=3000, d=2, separation=10.0,
+                     subsample=300).plan()
+    noise = next(step for step in plan.steps if step.path.endswith("/noise"))
+    assert noise.params["sensitivity"] == pytest.approx(cal.delta_v)
