@@ -1,10 +1,12 @@
-"""``gmm.centres``: private centres of a mixture of spherical Gaussians (Algorithm D.5).
+"""``gmm.centres`` (Algorithm D.5) and ``gmm.neighbourhood`` (our variant without its convex step):
+private centres of a mixture of spherical Gaussians.
 
 ReplaceOne neighbours; n, d, k, the separation Δ and the spread σ are public (Remark D.2). The
 graph, with every constant from ``calibration.calibrate``:
 
     privatised input (Lemma I.4), absorbed failures (Fact I.3) when the subsampled regime is used
-      ├ query: steps 1–5 (certified W, ϕ, ν(i) for a random subsample S) — no release
+      ├ query: steps 1–5 (certified W, ϕ, ν(i) for a random subsample S; or, for the
+      │        neighbourhood method, S then plain radius-neighbourhood averages) — no release
       ├ noise: Gaussian on the rows ν(i), i ∈ S (step 6)
       └ on the noisy rows, halting composition (Lemma A.4):
           histogram (Lemma A.13, step 7) → k heaviest bins (post-processing; halts if < k)
