@@ -13,9 +13,11 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import pathlib
 import signal
 import sqlite3
 import statistics
+import sys
 import tempfile
 import time
 
@@ -25,23 +27,11 @@ import dpledger as dp
 
 from _common import write
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+from spending import entries, spender  # noqa: E402
+
 STEP = dp.PureDP(0.001)
 BUDGET = dp.PureDP(1.0)  # exactly 1000 steps fit: fsum(1000 × fl(0.001)) rounds to 1.0
-
-
-def spender(path, attempts, ready):
-    acct = dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne())
-    ready.wait()
-    for i in range(attempts):
-        try:
-            acct.spend(f"{os.getpid()}-{i}", STEP)
-        except dp.BudgetExceeded:
-            pass
-
-
-def count(path) -> int:
-    with sqlite3.connect(path, timeout=60) as db:
-        return db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
 
 
 def check(path) -> dict:
@@ -58,7 +48,7 @@ def check(path) -> dict:
 def run_workers(path, processes, attempts, kill_after_entries=None, seed=0):
     context = multiprocessing.get_context("spawn")
     ready = context.Event()
-    workers = [context.Process(target=spender, args=(path, attempts, ready)) for _ in range(processes)]
+    workers = [context.Process(target=spender, args=(path, BUDGET, STEP, attempts, ready)) for _ in range(processes)]
     for w in workers:
         w.start()
     start = time.perf_counter()
@@ -68,7 +58,7 @@ def run_workers(path, processes, attempts, kill_after_entries=None, seed=0):
         rng = np.random.default_rng(seed)
         for w in workers:
             threshold = int(rng.integers(*kill_after_entries))
-            while count(path) < threshold and w.is_alive():
+            while entries(path) < threshold and w.is_alive():
                 time.sleep(0.01)
             os.kill(w.pid, signal.SIGKILL)
             killed += 1

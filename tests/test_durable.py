@@ -10,6 +10,7 @@ import pytest
 
 import dpledger as dp
 from dpledger.mechanisms import Gaussian, Laplace
+from spending import entries, spender
 
 BUDGET = dp.PureDP(1.0)
 STEP = dp.PureDP(0.005)  # exactly 200 steps fit: fsum of 200 × fl(0.005) rounds to 1.0
@@ -62,21 +63,6 @@ def test_relation_fixed_by_one_process_binds_the_others(tmp_path):
     assert b.spent == dp.ApproxDP(0.005, 0.0)
 
 
-def _spender(path, attempts, ready):
-    acct = dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne())
-    ready.wait()
-    for i in range(attempts):
-        try:
-            acct.spend(f"{os.getpid()}-{i}", STEP)
-        except dp.BudgetExceeded:
-            pass
-
-
-def _count(path):
-    with sqlite3.connect(path, timeout=60) as db:
-        return db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
-
-
 def _consistent(path):
     acct = dp.Accountant.open(path, BUDGET)
     with sqlite3.connect(path) as db:
@@ -91,15 +77,15 @@ def test_processes_sharing_a_file_never_overspend(tmp_path):
     dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne()).close()
     context = multiprocessing.get_context("spawn")
     ready = context.Event()
-    workers = [context.Process(target=_spender, args=(path, 60, ready)) for _ in range(6)]
+    workers = [context.Process(target=spender, args=(path, BUDGET, STEP, 60, ready)) for _ in range(6)]
     for w in workers:
         w.start()
     ready.set()
     for w in workers:
         w.join(120)
         assert w.exitcode == 0
-    entries = _consistent(path)
-    assert len(entries) == 200 and len({e.name for e in entries}) == 200
+    recorded = _consistent(path)
+    assert len(recorded) == 200 and len({e.name for e in recorded}) == 200
 
 
 def test_sigkill_mid_run_loses_nothing_and_corrupts_nothing(tmp_path):
@@ -107,16 +93,17 @@ def test_sigkill_mid_run_loses_nothing_and_corrupts_nothing(tmp_path):
     dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne()).close()
     context = multiprocessing.get_context("spawn")
     ready = context.Event()
-    workers = [context.Process(target=_spender, args=(path, 10**9, ready)) for _ in range(4)]  # until killed
+    workers = [context.Process(target=spender, args=(path, BUDGET, STEP, 10**9, ready))
+               for _ in range(4)]  # until killed
     for w in workers:
         w.start()
     ready.set()
     deadline = time.monotonic() + 60
-    while _count(path) < 50 and time.monotonic() < deadline:
+    while entries(path) < 50 and time.monotonic() < deadline:
         time.sleep(0.05)  # kill them mid-run, once they are all charging
     for w in workers:
         os.kill(w.pid, signal.SIGKILL)
         w.join(120)
     assert [w.exitcode for w in workers] == [-signal.SIGKILL] * 4
-    entries = _consistent(path)
-    assert 0 < len(entries) <= 200
+    recorded = _consistent(path)
+    assert 0 < len(recorded) <= 200

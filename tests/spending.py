@@ -1,0 +1,26 @@
+"""Processes that spend against one durable ledger file (shared by tests/test_durable.py and
+benchmarks/ledger_durability.py, which run them under ``multiprocessing``)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import dpledger as dp
+
+
+def spender(path, budget, step, attempts, ready) -> None:
+    """Open the ledger at ``path``, wait for ``ready``, then try ``attempts`` spends of ``step``."""
+    acct = dp.Accountant.open(path, budget, relation=dp.ReplaceOne())
+    ready.wait()
+    for i in range(attempts):
+        try:
+            acct.spend(f"{os.getpid()}-{i}", step)
+        except dp.BudgetExceeded:
+            pass
+
+
+def entries(path) -> int:
+    """How many charges the ledger file holds (read directly, as a second process would)."""
+    with sqlite3.connect(path, timeout=60) as db:
+        return db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
