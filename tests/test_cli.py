@@ -40,6 +40,9 @@ def test_run_charges_a_ledger_file_and_refuses_overspending(edges, tmp_path, cap
     assert cli.main(["ledger", "show", str(ledger), "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert len(shown["entries"]) == 1 and shown["meta"]["relation"] == "edge-adjacency"
+    assert shown["meta"]["budget"] == {"type": "ApproxDP", "epsilon": 6.0, "delta": 1e-5}
+    assert cli.main(["ledger", "show", str(ledger)]) == 0
+    assert "budget (6, 1e-05)-DP" in capsys.readouterr().out
 
 
 def test_bad_usage_and_input_exit_with_two(edges, tmp_path, capsys):

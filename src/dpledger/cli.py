@@ -165,10 +165,12 @@ def _ledger_show(args) -> int:
 
     meta, entries = read(args.file)
     ledger = Ledger.from_dicts([e.to_dict() for e in entries])
+    meta = meta | ({"budget": json.loads(meta["budget"])} if "budget" in meta else {})  # stored as a JSON document
     data = {"meta": meta, "entries": ledger.to_dicts()}
 
     def render(console):
-        console.print(f"budget {meta.get('budget')}, composition {meta.get('composition')}, "
+        budget = _g.from_dict(meta["budget"]) if "budget" in meta else None
+        console.print(f"budget {budget}, composition {meta.get('composition')}, "
                       f"relation {meta.get('relation', 'not fixed yet')}")
         console.print(ledger.table(title=str(args.file)))
 
