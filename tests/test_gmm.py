@@ -302,3 +302,13 @@ def test_step_six_noise_is_calibrated_to_the_proven_row_bound():
                      subsample=300).plan()
     noise = next(step for step in plan.steps if step.path.endswith("/noise"))
     assert noise.params["sensitivity"] == pytest.approx(cal.delta_v)
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(d=-1), "d"), (dict(k=0), "k"), (dict(separation=float("nan")), "separation"), (dict(delta=2.0), "delta"),
+    (dict(epsilon=float("inf")), "epsilon"), (dict(method="kmeans"), "method"),
+])
+def test_useful_n_refuses_bad_parameters_instead_of_returning_none(change, message):
+    arguments = dict(d=2, k=3, separation=10.0, epsilon=4.0, delta=1e-6) | change
+    with pytest.raises((ValueError, TypeError), match=message):
+        useful_n(**arguments)

@@ -201,7 +201,17 @@ def calibrate(n: int, d: int, k: int, separation: float, epsilon: float, delta: 
 def useful_n(d: int, k: int, separation: float, epsilon: float, delta: float, sigma: float = 1.0,
              tuning: Tuning = Tuning(), method: str = "membership", limit: float = 1e15) -> int | None:
     """Smallest n at which ``calibrate(...).useful``, rounded up to 2 significant digits (so the
-    returned n is useful); None beyond ``limit``."""
+    returned n is useful); None beyond ``limit``. Bad parameters are refused up front: in the
+    search, a ValueError only means "this n cannot meet the budget"."""
+    _validate.integer("d", d, minimum=1)
+    _validate.integer("k", k, minimum=1)
+    for name, value in (("separation", separation), ("sigma", sigma), ("epsilon", epsilon), ("limit", limit)):
+        _validate.positive(name, value)
+    _validate.probability("delta", delta, low_open=True)
+    _check_tuning(tuning)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+
     def useful(n: int) -> bool:
         try:
             return calibrate(n, d, k, separation, epsilon, delta, sigma, tuning, method).useful
