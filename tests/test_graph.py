@@ -181,6 +181,6 @@ def test_privatise_costs_lemma_i4_and_never_releases_the_noisy_rows():
     assert plan.guarantee.epsilon == pytest.approx(1.0 + 3 * 0.5)
     assert "Lemma I.4" in plan.rule and any("rows within 0.1" in s.rule for s in plan.steps)
     output, halted, outputs = graph.execute(np.ones((5, 2)), np.random.default_rng(0))
-    assert halted is None and "coins" in seen and set(outputs) == {"mean", "noisy_rows"}
+    assert halted is None and "coins" in seen and set(outputs) == {"mean"}  # releases only
     with pytest.raises(dp.PrivacyError, match="uses"):
         dp.Graph(dp.privatise("p", Gaussian(1.0, 1e-6), rows, inner, m=1, uses="missing"), dp.ReplaceOne()).plan()

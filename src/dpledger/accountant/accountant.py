@@ -37,8 +37,9 @@ COMPOSITIONS = ("basic", "pld")
 
 @attrs.frozen
 class Result:
-    """Outcome of ``Accountant.run``: ``output`` (None when halted), which test halted, every
-    released intermediate output by step name, and the ledger entry that paid for it."""
+    """Outcome of ``Accountant.run``: ``output`` (None when halted), which step halted, every
+    value the plan releases (``outputs``, by step name, those released before a halt included)
+    and the ledger entry that paid for it. Nothing else about the run is exposed."""
 
     output: Any
     halted: bool
@@ -168,14 +169,16 @@ class Accountant:
         """Validate the input, plan, charge the full planned cost, then execute the graph.
 
         A halted run returns ``Result(output=None, halted=True, ...)`` and stays charged: the
-        charge never depends on the data.
+        charge never depends on the data. Bad input is refused before the charge; an error raised
+        while the graph touches the data is a bug and surfaces as a ``PrivacyError`` naming the
+        step, after the charge.
         """
         plan = self.plan(graph)
         data = graph.validate(data)
         rng = _random.generator(rng)
         entry = self._charge(name or plan.name, plan.guarantee, plan.event, "graph", {}, plan.rule, plan.steps,
                              graph.relation)
-        output, halted_by, outputs = graph.execute(data, rng)
+        output, halted_by, outputs = graph.execute(data, rng, plan.releases)
         return Result(output, halted_by is not None, halted_by, outputs, entry)
 
     def _relation_for(self, relation: Relation | None) -> Relation:

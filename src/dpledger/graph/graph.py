@@ -16,7 +16,8 @@ from .nodes import Halt, PlanContext, RunState
 
 @attrs.frozen
 class Plan:
-    """What a graph costs, computed without data: the total, the top rule and every step."""
+    """What a graph costs, computed without data: the total, the top rule, every step, and the
+    names of the values a run releases (``releases``, in order: ``Result.outputs`` holds these)."""
 
     name: str
     relation: Relation
@@ -24,6 +25,7 @@ class Plan:
     rule: str
     steps: tuple[PlanStep, ...]
     event: Any = None
+    releases: tuple[str, ...] = ()
 
     def table(self):
         """A ``rich`` table: the total on the first row, then every step."""
@@ -66,16 +68,23 @@ class Graph:
 
     def plan(self) -> Plan:
         p = self.root.plan(PlanContext(self.relation).child(self.root.name))
-        return Plan(self.name, self.relation, p.guarantee, p.rule, p.steps, p.event)
+        return Plan(self.name, self.relation, p.guarantee, p.rule, p.steps, p.event, p.releases)
 
     def validate(self, data):
         data = self.relation.validate(data)
         return data if self.check_input is None else self.check_input(data)
 
-    def execute(self, data, rng: np.random.Generator) -> tuple[Any, str | None, dict]:
-        """Run on already validated data: (output, halting test that fired or None, all outputs)."""
+    def execute(self, data, rng: np.random.Generator,
+                releases: tuple[str, ...] | None = None) -> tuple[Any, str | None, dict]:
+        """Run on already validated data: (output, halting step that fired or None, released values).
+
+        The released values are exactly those named by the plan's ``releases`` (pass them to
+        skip planning again), in plan order; a halted run holds those released before the halt.
+        """
+        names = self.plan().releases if releases is None else releases
         state = RunState(rng)
         try:
-            return self.root.execute(data, state), None, state.outputs
+            output, halted_by = self.root.execute(data, state, self.root.name), None
         except Halt as halt:
-            return None, halt.test, state.outputs
+            output, halted_by = None, halt.test
+        return output, halted_by, {name: state.outputs[name] for name in names if name in state.outputs}

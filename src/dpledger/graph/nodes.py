@@ -7,6 +7,16 @@ them; users rarely touch these classes directly.
 Data flow: every node runs on the data handed to it (the graph's input, a part of a random
 split, a subsample, a transform's output); released values are stored under the node's name and
 later nodes read them by naming them in ``uses``. Post-processing nodes never see data.
+
+Observables (docs/design.md, "What a run reveals"): a run reveals its released values, whether it
+halted and which step halted it, and any error. Only a halting test (``halt_if``) or
+post-processing of released values may halt a run. Code that touches data must be total on the
+estimator's domain; if it raises anyway (a ``Halt`` or any other exception) the runtime reports a
+``PrivacyError`` naming the step, because such an error depends on the data and no plan covers it.
+
+Scopes: a halting test establishes its condition for the later steps of the same sequence only.
+Conditions never cross a partition, an absorbed failure, a transform (group privacy included),
+a subsample or a privatised input, in either direction (docs/design.md, "Conditions").
 """
 
 from __future__ import annotations
@@ -38,7 +48,9 @@ class Halt(Exception):
 class NodePlan:
     """A node's planned cost. ``establishes``: halting tests later siblings may condition on;
     ``halting``: it contains a halting test or conditional step (so Lemma A.4 governs it);
-    ``event``: a dp-accounting event when the whole node is one, for tight composition."""
+    ``event``: a dp-accounting event when the whole node is one, for tight composition;
+    ``releases``: the names of the values it releases (mechanism outputs and post-processing),
+    in order: exactly what a run may show."""
 
     guarantee: _g.Guarantee
     rule: str
@@ -47,6 +59,7 @@ class NodePlan:
     establishes: frozenset[str] = frozenset()
     halting: bool = False
     event: Any = None
+    releases: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -62,6 +75,10 @@ class PlanContext:
         path = f"{self.path}/{name}" if self.path else name
         return attrs.evolve(self, path=path, **changes)
 
+    def scope(self, name: str, **changes) -> "PlanContext":
+        """The context inside a boundary that conditions do not cross (no condition holds inside)."""
+        return self.child(name, established=frozenset(), **changes)
+
 
 class RunState:
     """Mutable state of one execution: the generator and the outputs released so far."""
@@ -72,6 +89,29 @@ class RunState:
 
     def inputs(self, uses: tuple[str, ...]) -> dict[str, Any]:
         return {name: self.outputs[name] for name in uses}
+
+
+def child_path(path: str, name: str) -> str:
+    return f"{path}/{name}"
+
+
+def touching(path: str, fn: Callable, *args, **kwargs):
+    """``fn(*args, **kwargs)`` for code that touches data: any exception it raises (``Halt``
+    included) becomes a ``PrivacyError`` naming the step, because it depends on the data."""
+    try:
+        return fn(*args, **kwargs)
+    except PrivacyError:
+        raise
+    except Halt as halt:
+        raise PrivacyError(
+            f"step {path!r} halted ({halt.test}) while touching the data: only halting tests (halt_if) and "
+            "post-processing of released values may halt a run. This is a bug in the estimator; the run's "
+            "observables are not covered by its plan (the charge stands)") from None
+    except Exception as exc:
+        raise PrivacyError(
+            f"step {path!r} raised {type(exc).__name__} while touching the data: {exc}. Code that touches data "
+            "must be total on the estimator's domain; this is a bug in the estimator, and the run's observables "
+            "are not covered by its plan (the charge stands)") from exc
 
 
 def _check_uses(node, ctx: PlanContext) -> None:
@@ -111,11 +151,12 @@ class Release:
         g = self.mechanism.guarantee()
         rule = f"{self.mechanism.source}; {self.note}" if self.note else self.mechanism.source
         step = PlanStep(ctx.path, self.mechanism.kind, g, rule, self.mechanism.params())
-        return NodePlan(g, rule, (step,), frozenset({self.name}), event=self.mechanism.dp_event())
+        return NodePlan(g, rule, (step,), frozenset({self.name}), event=self.mechanism.dp_event(),
+                        releases=(self.name,))
 
-    def execute(self, data, state: RunState):
-        value = self.query(data, **state.inputs(self.uses))
-        state.outputs[self.name] = out = self.mechanism.release(value, state.rng)
+    def execute(self, data, state: RunState, path: str):
+        value = touching(path, self.query, data, **state.inputs(self.uses))
+        state.outputs[self.name] = out = touching(path, self.mechanism.release, value, state.rng)
         return out
 
 
@@ -140,9 +181,9 @@ class HaltIf:
         return attrs.evolve(base, rule=rule, steps=(step,), establishes=frozenset({self.name}),
                             halting=True, event=None)
 
-    def execute(self, data, state: RunState):
-        out = self.release.execute(data, state)
-        if bool(self.halt_when(out)):
+    def execute(self, data, state: RunState, path: str):
+        out = self.release.execute(data, state, path)
+        if bool(self.halt_when(out)):  # post-processing of the released value
             raise Halt(self.name)
         return out
 
@@ -168,8 +209,8 @@ class Conditional:
         rule = f"DP under condition '{self.given}' did not halt (Lemma A.4)"
         return attrs.evolve(inner, rule=rule, halting=True, event=None)
 
-    def execute(self, data, state: RunState):
-        return self.node.execute(data, state)
+    def execute(self, data, state: RunState, path: str):
+        return self.node.execute(data, state, path)
 
 
 @attrs.frozen
@@ -201,14 +242,19 @@ class Sequence:
         event = None if halting or any(e is None for e in events) else dp_accounting.ComposedDpEvent(events)
         steps = tuple(s for p in plans for s in p.steps)
         return NodePlan(g, rule, steps, available - ctx.available | {self.name},
-                        establishes=established - ctx.established, halting=halting, event=event)
+                        establishes=established - ctx.established, halting=halting, event=event,
+                        releases=_releases(plans))
 
-    def execute(self, data, state: RunState):
+    def execute(self, data, state: RunState, path: str):
         out = None
         for node in self.nodes:
-            out = node.execute(data, state)
+            out = node.execute(data, state, child_path(path, node.name))
         state.outputs[self.name] = out
         return out
+
+
+def _releases(plans) -> tuple[str, ...]:
+    return tuple(name for p in plans for name in p.releases)
 
 
 _PARTITION_RELATIONS = {EdgeSplit: (EdgeAdjacency,), RowSplit: (ReplaceOne, AddRemoveOne)}
@@ -238,20 +284,19 @@ class Split:
             )
         plans, available = [], ctx.available
         for branch in self.branches:
-            # Conditions do not cross a partition boundary (conservative).
-            p = branch.plan(ctx.child(branch.name, available=available, established=frozenset()))
+            p = branch.plan(ctx.scope(branch.name, available=available))
             plans.append(p)
             available |= p.produces
         g = rules.random_partition(*(p.guarantee for p in plans))
         rule = "random partition (Lemma C.15 argument)"
         steps = tuple(s for p in plans for s in p.steps)
         return NodePlan(g, rule, steps, available - ctx.available | {self.name},
-                        halting=any(p.halting for p in plans))
+                        halting=any(p.halting for p in plans), releases=_releases(plans))
 
-    def execute(self, data, state: RunState):
+    def execute(self, data, state: RunState, path: str):
         out = None
-        for branch, part in zip(self.branches, self.partition.parts(data, state.rng)):
-            out = branch.execute(part, state)
+        for branch, part in zip(self.branches, touching(path, self.partition.parts, data, state.rng)):
+            out = branch.execute(part, state, child_path(path, branch.name))
         state.outputs[self.name] = out
         return out
 
@@ -268,15 +313,15 @@ class Absorb:
         return self.node.name
 
     def plan(self, ctx: PlanContext) -> NodePlan:
-        inner = self.node.plan(ctx)
+        inner = self.node.plan(attrs.evolve(ctx, established=frozenset()))
         g = rules.absorb_failure(inner.guarantee, self.gamma)
         rule = f"failure absorption, gamma={self.gamma:.3g} (Fact I.3)"
         step = PlanStep(ctx.path, "absorb", g, rule, {"gamma": self.gamma})
         return attrs.evolve(inner, guarantee=g, rule=rule, steps=inner.steps + (step,), event=None,
                             establishes=frozenset())
 
-    def execute(self, data, state: RunState):
-        return self.node.execute(data, state)
+    def execute(self, data, state: RunState, path: str):
+        return self.node.execute(data, state, path)
 
 
 @attrs.frozen
@@ -290,17 +335,18 @@ class Transform:
     stability: int = 1
 
     def plan(self, ctx: PlanContext) -> NodePlan:
-        inner = self.node.plan(ctx.child(self.node.name))
+        inner = self.node.plan(ctx.scope(self.node.name))
         if self.stability == 1:
-            return attrs.evolve(inner, produces=inner.produces | {self.name})
+            return attrs.evolve(inner, produces=inner.produces | {self.name}, establishes=frozenset())
         g = rules.group_privacy(inner.guarantee, self.stability)
         rule = f"{self.stability}-stable transform, group privacy"
         step = PlanStep(ctx.path, "group", g, rule, {"k": self.stability})
         return attrs.evolve(inner, guarantee=g, rule=rule, steps=inner.steps + (step,), event=None,
                             produces=inner.produces | {self.name}, establishes=frozenset())
 
-    def execute(self, data, state: RunState):
-        state.outputs[self.name] = out = self.node.execute(self.fn(data), state)
+    def execute(self, data, state: RunState, path: str):
+        transformed = touching(path, self.fn, data)
+        state.outputs[self.name] = out = self.node.execute(transformed, state, child_path(path, self.node.name))
         return out
 
 
@@ -319,7 +365,7 @@ class Subsample:
                 f"subsample {ctx.path!r}: {type(self.sampler).__name__} amplifies under {needed.__name__}, "
                 f"not under {ctx.relation!r}"
             )
-        inner = self.node.plan(ctx.child(self.node.name))
+        inner = self.node.plan(ctx.scope(self.node.name))
         g = rules.amplify_by_subsampling(inner.guarantee, self.sampler.rate, ctx.relation)
         event = None
         if isinstance(self.sampler, PoissonSample) and isinstance(
@@ -330,8 +376,9 @@ class Subsample:
         return attrs.evolve(inner, guarantee=g, rule=rule, steps=inner.steps + (step,), event=event,
                             produces=inner.produces | {self.name}, establishes=frozenset())
 
-    def execute(self, data, state: RunState):
-        state.outputs[self.name] = out = self.node.execute(self.sampler.subsample(data, state.rng), state)
+    def execute(self, data, state: RunState, path: str):
+        sample = touching(path, self.sampler.subsample, data, state.rng)
+        state.outputs[self.name] = out = self.node.execute(sample, state, child_path(path, self.node.name))
         return out
 
 
@@ -348,10 +395,10 @@ class PostProcess:
         g = _g.PureDP(0.0)
         step = PlanStep(ctx.path, "post-processing", g, "post-processing (Lemma A.2)")
         return NodePlan(g, "post-processing (Lemma A.2)", (step,), frozenset({self.name}),
-                        event=dp_accounting.NoOpDpEvent())
+                        event=dp_accounting.NoOpDpEvent(), releases=(self.name,))
 
-    def execute(self, data, state: RunState):
-        state.outputs[self.name] = out = self.fn(**state.inputs(self.uses))
+    def execute(self, data, state: RunState, path: str):
+        state.outputs[self.name] = out = self.fn(**state.inputs(self.uses))  # may halt: released values only
         return out
 
 
@@ -370,10 +417,10 @@ class Private:
     def plan(self, ctx: PlanContext) -> NodePlan:
         _check_uses(self, ctx)
         step = PlanStep(ctx.path, "private step", self.guarantee, self.source, self.params)
-        return NodePlan(self.guarantee, self.source, (step,), frozenset({self.name}))
+        return NodePlan(self.guarantee, self.source, (step,), frozenset({self.name}), releases=(self.name,))
 
-    def execute(self, data, state: RunState):
-        state.outputs[self.name] = out = self.fn(data, state.rng, **state.inputs(self.uses))
+    def execute(self, data, state: RunState, path: str):
+        state.outputs[self.name] = out = touching(path, self.fn, data, state.rng, **state.inputs(self.uses))
         return out
 
 
@@ -399,7 +446,7 @@ class Privatise:
     def plan(self, ctx: PlanContext) -> NodePlan:
         _check_uses(self, ctx)
         first = self.mechanism.guarantee()
-        inner = self.node.plan(ctx.child(self.node.name, relation=ReplaceOne(), established=frozenset()))
+        inner = self.node.plan(ctx.scope(self.node.name, relation=ReplaceOne()))
         g = rules.privatised_input(first, inner.guarantee, self.m)
         rule = f"privatised input, m={self.m} (Lemma I.4)"
         noise = PlanStep(f"{ctx.path}/noise", self.mechanism.kind, first,
@@ -407,9 +454,10 @@ class Privatise:
                          self.mechanism.params())
         total = PlanStep(ctx.path, "privatised input", g, rule, {"m": self.m})
         return NodePlan(g, rule, (noise, *inner.steps, total), inner.produces | {self.name},
-                        halting=inner.halting)
+                        halting=inner.halting, releases=inner.releases)
 
-    def execute(self, data, state: RunState):
-        noisy = self.mechanism.release(self.query(data, state.rng, **state.inputs(self.uses)), state.rng)
-        state.outputs[self.name] = out = self.node.execute(noisy, state)
+    def execute(self, data, state: RunState, path: str):
+        rows = touching(path, self.query, data, state.rng, **state.inputs(self.uses))
+        noisy = touching(path, self.mechanism.release, rows, state.rng)
+        state.outputs[self.name] = out = self.node.execute(noisy, state, child_path(path, self.node.name))
         return out
