@@ -50,3 +50,20 @@ def test_a_condition_inside_one_scope_is_still_accepted():
                  dp.subsample(PoissonSample(0.5), inner)):
         relation = dp.AddRemoveOne() if isinstance(root, dp.graph.nodes.Subsample) else dp.ReplaceOne()
         assert dp.Graph(root, relation=relation).plan().guarantee.epsilon > 0
+
+
+# --- finding 5: the analytic Gaussian's σ never leaves the true δ above the request -----------------
+
+@pytest.mark.parametrize("epsilon, delta", [(1e-5, 1e-30), (0.01, 1e-50), (1e-3, 1e-12), (1.0, 1e-6), (4.0, 1e-9),
+                                            (50.0, 1e-3), (10.0, 1e-300), (1e-4, 1e-300), (1e4, 1e-6)])
+def test_analytic_sigma_keeps_the_exact_delta_below_the_request(epsilon, delta):
+    import mpmath  # a dependency of dp-accounting
+
+    from dpledger.mechanisms.gaussian import analytic_sigma
+
+    mpmath.mp.dps = 60
+    sigma = mpmath.mpf(analytic_sigma(epsilon, delta))
+    e = mpmath.mpf(epsilon)
+    exact = mpmath.ncdf(1 / (2 * sigma) - e * sigma) - mpmath.exp(e) * mpmath.ncdf(-1 / (2 * sigma) - e * sigma)
+    assert exact <= delta
+    assert exact >= delta * (1 - 1e-3)  # and σ is still (nearly) the smallest

@@ -4,7 +4,8 @@ The classic calibration σ = Δ2·sqrt(2 ln(2/δ))/ε of Lemma A.12 is proven on
 using it above 1 is a real bug seen in a public library, so ``calibration="classic"`` refuses
 ε > 1. The default ``"analytic"`` σ is the smallest with
 Φ(Δ/2σ - εσ/Δ) - e^ε·Φ(-Δ/2σ - εσ/Δ) <= δ, found by ``dp_accounting.get_sigma_gaussian`` and
-then checked (and nudged up if a root-finder tolerance left it a hair too small).
+then checked against an upper bound on δ that survives rounding (log space, inflated by its
+evaluation error), and nudged up if the root left it a hair too small.
 """
 
 from __future__ import annotations
@@ -20,28 +21,49 @@ from ..guarantees import ApproxDP
 from .base import Mechanism, delta_field, epsilon_field, sensitivity_field, shaped
 
 CALIBRATIONS = ("analytic", "classic")
+_EPS = float(np.finfo(float).eps)
+
+
+def _delta_terms(sigma: float, epsilon: float, sensitivity: float) -> tuple[float, float]:
+    """(log Φ(a), x) with δ(ε) = Φ(a)·(−expm1(x)), x = ε + log Φ(b) − log Φ(a) (Balle & Wang 2018,
+    Theorem 8: δ = Φ(a) − e^ε·Φ(b), a = Δ/2σ − εσ/Δ, b = −Δ/2σ − εσ/Δ). Written in logs so that
+    the difference of two nearly equal tiny terms is never formed."""
+    s = sigma / sensitivity
+    log_a = float(log_ndtr(1.0 / (2.0 * s) - epsilon * s))
+    log_b = float(log_ndtr(-1.0 / (2.0 * s) - epsilon * s))
+    return log_a, epsilon + log_b - log_a
 
 
 def analytic_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
-    """The exact δ(ε) of the Gaussian mechanism with noise σ (Balle & Wang 2018, Theorem 8)."""
-    s = sigma / sensitivity
-    a, b = 1.0 / (2.0 * s) - epsilon * s, -1.0 / (2.0 * s) - epsilon * s
-    return float(np.exp(log_ndtr(a)) - np.exp(epsilon + log_ndtr(b)))
+    """The exact δ(ε) of the Gaussian mechanism with noise σ, evaluated in log space."""
+    log_a, x = _delta_terms(sigma, epsilon, sensitivity)
+    return float(np.exp(log_a) * -np.expm1(x))
+
+
+def delta_upper_bound(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
+    """An upper bound on δ(ε) that survives rounding. log Φ(a), log Φ(b) and x are each within
+    e = 64 ulps of |log Φ(a)| + |log Φ(b)| + ε + 1 of their exact values (``log_ndtr`` is accurate
+    to a few ulps), so δ <= exp(log Φ(a) + e)·(−expm1(x − e)) (docs/proofs.md)."""
+    log_a, x = _delta_terms(sigma, epsilon, sensitivity)
+    log_b = x - epsilon + log_a
+    error = 64.0 * _EPS * (abs(log_a) + abs(log_b) + epsilon + 1.0)
+    return float(np.exp(log_a + error) * max(-np.expm1(x - error), 0.0))
 
 
 def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """Smallest σ (to a relative 1e-9) whose exact δ(ε) is <= ``delta``: dp-accounting's root,
-    then, if its rounding left δ(ε) above ``delta``, a geometric search and bisection upwards."""
+    """Smallest σ (to a relative 1e-9) whose δ(ε), bounded above despite rounding, is <= ``delta``:
+    dp-accounting's root, then, if its rounding left δ(ε) above ``delta``, a geometric search and
+    bisection upwards. The returned σ errs on the large side only."""
     low = dp_accounting.get_sigma_gaussian(epsilon, delta) * sensitivity
-    if analytic_delta(low, epsilon, sensitivity) <= delta:
+    if delta_upper_bound(low, epsilon, sensitivity) <= delta:
         return low
     step = 1e-9
-    while analytic_delta(low * (1.0 + step), epsilon, sensitivity) > delta:
+    while delta_upper_bound(low * (1.0 + step), epsilon, sensitivity) > delta:
         step *= 2.0
     high = low * (1.0 + step)
-    while high > low * (1.0 + 1e-9):  # invariant: δ(low) > delta >= δ(high)
+    while high > low * (1.0 + 1e-9):  # invariant: bound(low) > delta >= bound(high)
         middle = 0.5 * (low + high)
-        low, high = (middle, high) if analytic_delta(middle, epsilon, sensitivity) > delta else (low, middle)
+        low, high = (middle, high) if delta_upper_bound(middle, epsilon, sensitivity) > delta else (low, middle)
     return high
 
 
