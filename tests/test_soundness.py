@@ -67,3 +67,59 @@ def test_analytic_sigma_keeps_the_exact_delta_below_the_request(epsilon, delta):
     exact = mpmath.ncdf(1 / (2 * sigma) - e * sigma) - mpmath.exp(e) * mpmath.ncdf(-1 / (2 * sigma) - e * sigma)
     assert exact <= delta
     assert exact >= delta * (1 - 1e-3)  # and σ is still (nearly) the smallest
+
+
+# --- finding 1: no SBM run halts (or fails) on a data-dependent certificate ------------------------
+
+def _edge_walk(n: int, seed: int = 0):
+    """Graphs on n vertices from empty to complete, one edge at a time in a seeded order."""
+    rows, cols = np.triu_indices(n, k=1)
+    order = np.random.default_rng(seed).permutation(len(rows))
+    adjacency = np.zeros((n, n))
+    for index in order:
+        adjacency[rows[index], cols[index]] = adjacency[cols[index], rows[index]] = 1.0
+        yield adjacency.copy()
+
+
+@pytest.mark.parametrize("n, d, gamma", [(8, 1e-5, 0.1), (12, 0.01, 0.05), (12, 5.0, 0.5)])
+def test_projection_reaches_its_target_on_every_graph_of_an_edge_walk(n, d, gamma):
+    # At (8, 1e-5, 0.1) the fixed τ = 1e-7 of the reviewed code was certified with 2 edges and never
+    # with 3 or more: "halted" in 0% vs 100% of runs on an edge-adjacent pair (δ = 1).
+    from dpledger.algorithms.sbm.recovery import certified_projection
+
+    for adjacency in _edge_walk(n):
+        released = certified_projection(adjacency, d, gamma, 1e-7)  # the reviewed default τ
+        assert released.shape == (n * (n - 1) // 2,) and np.all(np.abs(released) <= 1.0 / n)
+
+
+def test_sbm_estimators_release_on_both_sides_of_the_reviewed_halting_pair():
+    # The review's pair: n = 40, d = 0.001, γ = 0.01; 11 edges released, 12 always halted.
+    graphs = list(_edge_walk(40))
+    for name in ("sbm.weak", "sbm.exact"):
+        graph = dp.estimator(name, epsilon=1.0, delta=1e-6, n=40, d=0.001, gamma=0.01)
+        for adjacency in graphs[10:12]:
+            result = dp.Accountant(dp.ApproxDP(1.0, 1e-6)).run(graph, adjacency, rng=np.random.default_rng(0))
+            assert not result.halted and result.output.shape == (40,)
+
+
+def test_the_complete_graph_certifies_where_the_reviewed_target_could_not():
+    # n = 1000, d = 1, γ = 0.02: the complete graph never met τ = 1e-7.
+    from dpledger.algorithms.sbm.recovery import certified_projection, projection_target
+
+    complete = np.ones((1000, 1000)) - np.eye(1000)
+    assert certified_projection(complete, 1.0, 0.02, 1e-7).shape == (1000 * 999 // 2,)
+    assert 1e-7 < projection_target(1000, 1.0, 0.02, 1e-7) < 1e-3  # raised to the floor, still tiny
+
+
+# --- finding 2: the default degree estimate is exact integer noise ---------------------------------
+
+@pytest.mark.parametrize("name", ["sbm.weak", "sbm.exact", "sbm.exponential"])
+def test_default_degree_estimate_releases_an_exact_integer(name):
+    params = {"epsilon": 2.0, "n": 12, "gamma": 0.5} | ({} if name == "sbm.exponential" else {"delta": 1e-3})
+    graph = dp.estimator(name, **params)
+    step = graph.plan().steps[0]
+    assert step.path.endswith("edge_count") and step.mechanism == "DiscreteLaplace"
+    adjacency = next(g for i, g in enumerate(_edge_walk(12)) if i == 20)
+    outputs = dp.Accountant(dp.ApproxDP(2.0, 1e-3)).run(graph, adjacency, rng=np.random.default_rng(1)).outputs
+    count = outputs["edge_count"]
+    assert np.asarray(count).dtype.kind == "i" and float(count) == round(float(count))

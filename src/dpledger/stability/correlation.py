@@ -43,6 +43,16 @@ the standard O(n·eps) normwise model, with a margin of 50–1000× over the bac
 for n = 50..2000; solves of signed permutations of one input (same optimum, different rounding)
 differed by under 3% of their certificates in our stress runs. It is a stated model of the
 eigensolver's error, not a machine-checked bound; it is part of ``certified_error``.
+
+**A target every input reaches** (``target_floor``). A private caller must fix τ before the data
+and may never let "the certificate missed τ" decide what a user sees. At the optimum y* the
+allowance is 10·n·eps·(||Y||_F + ||y*||_2 + 1) (there D = I), and ||y*||_2 is bounded by public
+quantities: (M*₋)_ii <= 0 gives y*_i <= u_i = 1/n − Y_ii, and strong duality gives
+Σ y*_i = n(||X*||² − ⟨X*, Y⟩) >= −n·||Y||_F, so ||y*||_2 <= ||u||_2 + ||u||_1 + n·||Y||_F.
+``target_floor`` is four times the allowance this gives for public bounds on ||Y||_F and |u_i|;
+the iteration converges in exact arithmetic (Qi & Sun 2006, with a gradient step whenever the
+Newton line search fails: θ has a 1-Lipschitz gradient, so y − F(y) decreases it by ½||F||²),
+so the certificate reaches such a τ on every input in the domain (docs/proofs.md).
 """
 
 from __future__ import annotations
@@ -64,24 +74,38 @@ _SYMMETRY_RTOL = 1e-10
 _ARMIJO = 1e-4
 _MAX_BACKTRACKS = 20
 _CG_MAX_ITERATIONS = 200
-_PATIENCE = 3  # Newton steps in a row improving neither θ (beyond rounding) nor the certificate
+_PATIENCE = 3  # steps in a row improving neither θ (beyond rounding) nor the certificate
+_FLOOR_FACTOR = 4.0  # target_floor over the allowance at the optimum
 _REGULARISATION = 1e-10  # μ in (V + μI) d = −F, relative to the mean of diag V
+
+
+def target_floor(n: int, frobenius: float, diagonal: float) -> float:
+    """A certificate target every Y in a public domain reaches: 4·10·n·eps·(F + ||y*|| bound + 1),
+    for public bounds ``frobenius`` >= ||Y||_F and ``diagonal`` >= max_i |1/n − Y_ii| (module doc)."""
+    n = _validate.integer("n", n, minimum=2)
+    frobenius = _validate.nonnegative("frobenius", frobenius)
+    diagonal = _validate.nonnegative("diagonal", diagonal)
+    dual = (np.sqrt(n) + n) * diagonal + n * frobenius  # >= ||u||_2 + ||u||_1 + n·||Y||_F
+    return float(_FLOOR_FACTOR * _ALLOWANCE_CONSTANT * n * _EPS * (frobenius + dual + 1.0))
 
 
 def project_onto_elliptope(
     Y: np.ndarray,
     target: float = 1e-8,
-    max_iterations: int = 200,
+    max_iterations: int | None = None,
     *,
     blas_threads: int | None = 1,
 ) -> CertifiedSolution:
     """Project Y onto K = {X ⪰ 0, X_ii = 1/n} with a certified Frobenius error bound.
 
-    Iterates semismooth Newton on the dual until ``certified_error <= target``, after
-    ``max_iterations`` Newton steps, or after three steps in a row that improve neither the
-    certificate nor the dual value beyond rounding (the target lies below the floating-point
-    allowance); it never raises for an unmet target but returns the best certificate
-    found, so the caller must check ``meets_target``. ``work`` counts eigendecompositions.
+    Iterates semismooth Newton on the dual (a gradient step whenever the Newton line search
+    finds no descent) until ``certified_error <= target``. It stops short only after
+    ``max_iterations`` steps (None: no limit) or after ``_PATIENCE`` steps in a row that improve
+    neither the certificate nor the dual value beyond rounding, which happens only for a target
+    below ``target_floor`` (the floating-point allowance); it never raises for an unmet target
+    but returns the best certificate found, so the caller must check ``meets_target``: a private
+    caller uses a target at or above the floor, which every input reaches. ``work`` counts
+    eigendecompositions.
 
     ``blas_threads``: BLAS threads for the eigendecompositions; the other, small BLAS calls run on
     one thread (two only add overhead there). None leaves BLAS threading alone. The default 1 is
@@ -95,7 +119,8 @@ def project_onto_elliptope(
     """
     Y = _check_matrix(Y)
     target = _validate.positive("target", target)
-    max_iterations = _validate.integer("max_iterations", max_iterations, minimum=1)
+    if max_iterations is not None:
+        max_iterations = _validate.integer("max_iterations", max_iterations, minimum=1)
     if blas_threads is None:
         return _solve(Y, target, max_iterations, _eigh)
     blas_threads = _validate.integer("blas_threads", blas_threads, minimum=1)
@@ -127,7 +152,7 @@ def _check_matrix(Y: object) -> np.ndarray:
 def _solve(
     Y: np.ndarray,
     target: float,
-    max_iterations: int,
+    max_iterations: int | None,
     eigh: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
 ) -> CertifiedSolution:
     n = Y.shape[0]
@@ -138,25 +163,18 @@ def _solve(
     theta = _theta(lam, y, b)
     best = _certificate(Y, y, lam, Q, b, target)
     iterations = stale = 0
-    while not best.meets_target and iterations < max_iterations and stale < _PATIENCE:
+    while not best.meets_target and stale < _PATIENCE and (max_iterations is None or iterations < max_iterations):
         F = _gradient(lam, Q, b)
-        direction = _newton_direction(lam, Q, F, b)
-        slope = float(F @ direction)
         # θ is only known to about n·eps times its terms: within that, a step is no increase
         slack = n * _EPS * (float(np.sum(np.maximum(lam, 0.0) ** 2)) + abs(float(b @ y)))
-        step = 1.0
-        for _ in range(_MAX_BACKTRACKS):
-            trial_y = y + step * direction
-            trial_lam, trial_Q = eigh(Y, trial_y)
+        trial, tries = _line_search(Y, y, theta, F, _newton_direction(lam, Q, F, b), b, slack, eigh)
+        work += tries
+        if trial is None:  # no Newton descent (rounding, or a poor CG direction): a gradient step
+            trial_lam, trial_Q = eigh(Y, y - F)
             work += 1
-            trial_theta = _theta(trial_lam, trial_y, b)
-            if trial_theta <= theta + _ARMIJO * step * slope + slack:
-                break
-            step = _backtrack(step, slope, trial_theta - theta)
-        else:
-            break  # no descent even at a tiny step: rounding dominates, keep the best so far
-        progressed = theta - trial_theta > slack
-        y, lam, Q, theta = trial_y, trial_lam, trial_Q, trial_theta
+            trial = (y - F, trial_lam, trial_Q, _theta(trial_lam, y - F, b))
+        progressed = theta - trial[3] > slack
+        y, lam, Q, theta = trial
         iterations += 1
         candidate = _certificate(Y, y, lam, Q, b, target)
         if candidate.certified_error < best.certified_error:
@@ -165,6 +183,23 @@ def _solve(
     return CertifiedSolution(
         best.solution, best.certified_error, target, iterations=iterations, work=work, gap=best.gap
     )
+
+
+def _line_search(Y, y, theta, F, direction, b, slack, eigh) -> tuple[tuple | None, int]:
+    """Armijo backtracking along a Newton direction: ((y, λ, Q, θ) at the accepted step, or None
+    when the direction does not descend within ``_MAX_BACKTRACKS`` steps; eigendecompositions)."""
+    slope = float(F @ direction)
+    if not slope < 0:
+        return None, 0
+    step = 1.0
+    for tries in range(1, _MAX_BACKTRACKS + 1):
+        trial_y = y + step * direction
+        trial_lam, trial_Q = eigh(Y, trial_y)
+        trial_theta = _theta(trial_lam, trial_y, b)
+        if trial_theta <= theta + _ARMIJO * step * slope + slack:
+            return (trial_y, trial_lam, trial_Q, trial_theta), tries
+        step = _backtrack(step, slope, trial_theta - theta)
+    return None, _MAX_BACKTRACKS
 
 
 def _backtrack(step: float, slope: float, increase: float) -> float:

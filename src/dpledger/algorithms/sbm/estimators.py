@@ -6,6 +6,10 @@ Public parameters follow the paper: ``epsilon``, ``delta``, ``n``, ``d``, ``gamm
 estimated privately from the edge count (sensitivity 1 under edge adjacency) with the share
 ``degree_share`` of ε, and composed sequentially with the rest; later steps are calibrated to the
 released estimate d̂ (floored at 1/n).
+
+``target``: the projection's accuracy τ, public and fixed before the data; None (the default)
+uses the floor every graph reaches (``recovery.projection_target``), and a smaller value is
+raised to that floor, so that no run can miss it.
 """
 
 from __future__ import annotations
@@ -14,14 +18,11 @@ import numpy as np
 
 from ... import _validate
 from ...graph import Graph, postprocess, register, release, sequence, split
-from ...mechanisms import EdgeSplit, Laplace
+from ...mechanisms import DiscreteLaplace, EdgeSplit
 from ...relations import EdgeAdjacency
 from . import model
 from .graphs import check_size
 from .recovery import exponential_recovery, majority_vote, weak_recovery
-
-DEFAULT_TARGET = 1e-7  # the projection's certified accuracy τ, fixed before any data is seen
-
 
 def _parameters(epsilon, delta, n, d, gamma, alpha, beta, degree_share, needs_delta):
     """Validated public parameters, and the ε split between degree estimate and recovery."""
@@ -46,9 +47,10 @@ def _parameters(epsilon, delta, n, d, gamma, alpha, beta, degree_share, needs_de
 
 
 def _degree_steps(n: int, epsilon: float) -> list:
-    """Edge count + Lap(1/ε) (sensitivity 1, Lemma A.8), then d̂ = 2·count/n and d̂/2 for a half."""
+    """Edge count + exact discrete Laplace noise (an integer of sensitivity 1), then d̂ = 2·count/n
+    and d̂/2 for a half."""
     return [
-        release("edge_count", Laplace(epsilon, sensitivity=1.0), lambda graph: float(graph.sum() / 2),
+        release("edge_count", DiscreteLaplace(epsilon, sensitivity=1), lambda graph: float(graph.sum() // 2),
                 note="one edge changes the count by 1"),
         postprocess("d_hat", lambda edge_count: max(2.0 * edge_count / n, 1.0 / n), uses="edge_count"),
         postprocess("d_half", lambda d_hat: d_hat / 2.0, uses="d_hat"),
@@ -92,25 +94,25 @@ def _graph(name: str, n: int, eps_degree: float, body, description: str) -> Grap
 
 @register("sbm.weak", example=_example(8, delta=1e-3), utility=_utility(300, 0.5, 0.1, delta=1e-6))
 def weak(epsilon: float, delta: float, n: int, d: float | None = None, gamma: float | None = None,
-         alpha: float | None = None, beta: float | None = None, target: float = DEFAULT_TARGET,
+         alpha: float | None = None, beta: float | None = None, target: float | None = None,
          degree_share: float = 0.1) -> Graph:
     """Private weak recovery (Algorithm C.4): certified SDP projection + Gaussian noise, (ε, δ)-DP."""
     epsilon, delta, n, d, gamma, eps_degree, eps = _parameters(epsilon, delta, n, d, gamma, alpha, beta,
                                                                degree_share, needs_delta=True)
-    target = _validate.positive("target", target)
+    target = None if target is None else _validate.positive("target", target)
     body = weak_recovery("labels", eps, delta, n, d if d is not None else "d_hat", gamma, target)
     return _graph("sbm.weak", n, eps_degree, body, "weak recovery, Algorithm C.4")
 
 
 @register("sbm.exact", example=_example(8, delta=1e-3), utility=_utility(300, 0.5, 0.1, delta=1e-6))
 def exact(epsilon: float, delta: float, n: int, d: float | None = None, gamma: float | None = None,
-          alpha: float | None = None, beta: float | None = None, target: float = DEFAULT_TARGET,
+          alpha: float | None = None, beta: float | None = None, target: float | None = None,
           degree_share: float = 0.1) -> Graph:
     """Private exact recovery (Algorithms C.12, C.13): edge split, weak recovery on one half,
     Laplace majority vote on the other; (ε, δ)-DP by the random-partition rule."""
     epsilon, delta, n, d, gamma, eps_degree, eps = _parameters(epsilon, delta, n, d, gamma, alpha, beta,
                                                                degree_share, needs_delta=True)
-    target = _validate.positive("target", target)
+    target = None if target is None else _validate.positive("target", target)
     half = d / 2 if d is not None else "d_half"  # G1 keeps each edge with probability 1/2
     body = split(EdgeSplit(0.5), weak_recovery("rough", eps, delta, n, half, gamma, target),
                  majority_vote("labels", eps, uses="rough"), name="edge_split")
