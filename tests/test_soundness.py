@@ -123,3 +123,30 @@ def test_default_degree_estimate_releases_an_exact_integer(name):
     outputs = dp.Accountant(dp.ApproxDP(2.0, 1e-3)).run(graph, adjacency, rng=np.random.default_rng(1)).outputs
     count = outputs["edge_count"]
     assert np.asarray(count).dtype.kind == "i" and float(count) == round(float(count))
+
+
+# --- finding 1, gmm.centres: the membership solver has no data-dependent exit ----------------------
+
+def test_membership_solver_reaches_its_floor_on_adversarial_inputs():
+    from dpledger.algorithms.gmm import membership
+
+    rng = np.random.default_rng(0)
+    inputs = {"one point repeated": np.zeros((40, 2)), "all far apart": np.arange(80.0).reshape(40, 2) * 1e3,
+              "one dense cluster": rng.normal(size=(40, 2)) * 0.01, "two clusters": np.repeat([[0, 0], [5, 5]], 20, axis=0)}
+    for name, points in inputs.items():
+        for cap in (1.0, 13.3, 40.0):
+            floor = membership.accuracy_floor(40, 1.0, cap)
+            solution = membership.solve(points, 2.0, cap, 1.0, floor)
+            assert solution.meets_target, (name, cap, solution.certified_error, floor)
+
+
+def test_a_missed_membership_certificate_is_a_bug_never_a_halt(monkeypatch):
+    from dpledger.algorithms.gmm import estimators, membership
+    from dpledger.stability import CertifiedSolution
+
+    params, data = dp.graph.registry.info("gmm.centres").example(np.random.default_rng(0))
+    graph = dp.estimator("gmm.centres", **params)
+    monkeypatch.setattr(membership, "solve", lambda points, *args: CertifiedSolution(np.zeros((40, 40)), 1.0, 1e-3))
+    monkeypatch.setattr(estimators.membership, "solve", membership.solve)
+    with pytest.raises(dp.PrivacyError, match="SolverError"):
+        graph.execute(graph.validate(data), np.random.default_rng(1))

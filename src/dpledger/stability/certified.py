@@ -9,8 +9,10 @@ A solver returns an approximation, so its error is part of the privacy proof (DE
 minimiser (for a κ-strongly convex objective, sqrt(2·gap/κ) from a duality gap). A mechanism fixes
 an accuracy target τ *before* seeing data and calibrates its noise to Δ + 2τ (+ a floating-point
 allowance); the released point is within τ of the exact minimiser on both inputs, so by the
-triangle inequality the released points are within Δ + 2τ. A run that does not reach τ must
-halt, never release (``CertifiedSolution.meets_target``).
+triangle inequality the released points are within Δ + 2τ. Whether a run reaches τ must never
+decide what a user sees (it is a function of the data): a private caller fixes τ at or above a
+public floor that every input in the domain provably reaches, and treats a miss as a bug
+(``SolverError``), never as a halt.
 """
 
 from __future__ import annotations
@@ -21,6 +23,15 @@ import attrs
 import numpy as np
 
 from .. import _validate
+
+
+class SolverError(RuntimeError):
+    """A certified solver missed a target at or above its proven floor: impossible by
+    docs/proofs.md, so a bug (the graph runtime reports it as a ``PrivacyError``), never a halt."""
+
+    def __init__(self, solution: "CertifiedSolution"):
+        super().__init__(f"the certificate {solution.certified_error:.3g} missed τ = {solution.target:.3g}, "
+                         "which docs/proofs.md shows every input reaches: please report this as a bug")
 
 
 def lemma_b1_sensitivity(alpha: float, kappa: float) -> float:
@@ -61,5 +72,5 @@ class CertifiedSolution:
 
     @property
     def meets_target(self) -> bool:
-        """True when the certificate proves the solution within τ; otherwise the caller halts."""
+        """True when the certificate proves the solution within τ."""
         return bool(self.certified_error <= self.target)

@@ -26,6 +26,7 @@ import attrs
 from ... import _validate
 from ...mechanisms import HistogramLearner
 from ...mechanisms.gaussian import analytic_sigma
+from .membership import accuracy_floor
 
 #: Subsampled-regime candidates for the number m of bad rows tolerated in S.
 BAD_ROW_CHOICES = (2, 4, 8, 16, 32)
@@ -178,7 +179,8 @@ def calibrate(n: int, d: int, k: int, separation: float, epsilon: float, delta: 
     if not math.isfinite(radius * separation * sigma):
         raise ValueError(f"separation={separation:g} and sigma={sigma:g} are too large to calibrate; rescale the data")
     cap = t.cap if t.cap is not None else n / k
-    accuracy = t.accuracy if t.accuracy is not None else 0.05 * math.sqrt(cap)
+    # τ: the tuning's (default 0.05·sqrt(cap)), never below the floor every input reaches
+    accuracy = max(t.accuracy if t.accuracy is not None else 0.05 * math.sqrt(cap), accuracy_floor(n, t.c, cap))
     common = dict(method=method, n=n, d=d, k=k, separation=separation, sigma=sigma, epsilon=epsilon, delta=delta, radius=radius,
                   c=t.c, cap=cap, low=t.low, high=t.high, floor=t.floor if t.floor is not None else cap / 2.0,
                   accuracy=accuracy, bin_width=t.bin_width if t.bin_width is not None else separation / 2.0,

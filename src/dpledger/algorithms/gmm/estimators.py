@@ -19,27 +19,21 @@ from __future__ import annotations
 import numpy as np
 
 from ...graph import Graph, absorb, conditional, halt_if, postprocess, privatise, register, release, sequence
-from ...graph.nodes import Halt
 from ...mechanisms import Gaussian, HistogramLearner, TruncatedLaplace
 from ...relations import ReplaceOne
+from ...stability import SolverError
 from ..mean.parameters import input_check
 from . import bins, membership
 from .calibration import Calibration, Tuning, calibrate
 from .model import centre_error, sample_mixture
 
-#: Up to this n step 1 is solved by cvxpy (the reference oracle), above by the dual solver;
-#: both results are certified by the same duality gap.
-CVXPY_MAX_N = 30
-
-
 def steps_one_to_five(cal: Calibration):
     """Query of the privatised-input node: certified W, soft threshold, subsample, ν rows (or,
     for the neighbourhood method, subsample then plain radius-neighbourhood averages)."""
     def query(points: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        solve = membership.solve_cvxpy if cal.n <= CVXPY_MAX_N else membership.solve
-        solution = solve(points, cal.radius, cal.cap, cal.c, cal.accuracy)
+        solution = membership.solve(points, cal.radius, cal.cap, cal.c, cal.accuracy)
         if not solution.meets_target:
-            raise Halt("membership (solver certificate above its accuracy target)")
+            raise SolverError(solution)
         rows = rng.choice(cal.n, size=cal.subsample, replace=False)
         weights = membership.soft_threshold(solution.solution[rows], cal.low, cal.high)
         return membership.representatives(points, weights, rows, cal.radius, cal.floor)
