@@ -37,7 +37,8 @@ def _mechanisms(value):
         lambda: m.Gaussian(1.0, value), lambda: m.Gaussian(1.0, 1e-5, value), lambda: m.TruncatedLaplace(1.0, value),
         lambda: m.Exponential(value), lambda: m.ReportNoisyMax(1.0, value), lambda: m.TopKPeeling(1.0, value),
         lambda: m.HistogramLearner(1.0, 1e-6, n=value), lambda: m.HistogramLearner(1.0, 1e-6, 10, bin_width=value),
-        lambda: m.DiscreteLaplace(1.0, value), lambda: m.SnappingLaplace(1.0, value),
+        lambda: m.DiscreteLaplace(1.0, value), lambda: m.Laplace(1.0, 1.0, value), lambda: m.Gaussian(1.0, 1e-5, 1.0, value),
+        lambda: m.TruncatedLaplace(1.0, 1e-5, 1.0, value), lambda: m.TextbookLaplace(value),
         lambda: m.EdgeSplit(value), lambda: m.PoissonSample(value), lambda: m.SampleWithoutReplacement(value, 10),
     ]
 
@@ -49,6 +50,7 @@ def _releases(value):
         lambda: m.TruncatedLaplace(1.0, 1e-5).release(value, rng), lambda: m.Exponential(1.0).release(value, rng),
         lambda: m.TopKPeeling(1.0, 2).release(value, rng), lambda: m.DiscreteLaplace(1.0).release(value, rng),
         lambda: m.HistogramLearner(1.0, 1e-3, n=3).release(value, rng), lambda: m.Laplace(1.0).sample(0.0, rng, value),
+        lambda: m.Laplace(1.0, bound=2.0).release(value, rng), lambda: m.TextbookGaussian(1.0, 1e-5).release(value, rng),
         lambda: m.EdgeSplit().parts(value, rng),
     ]
 

@@ -25,7 +25,7 @@ def test_reopening_restores_budget_and_ledger(tmp_path):
     again = dp.Accountant.open(path, dp.ApproxDP(1.0, 1e-5))
     assert again.spent == dp.ApproxDP(0.5, 1e-6) and again.relation == dp.ReplaceOne()
     assert [e.name for e in again.ledger] == ["count", "declared"]
-    assert again.ledger[0].params["scale"] == 4.0
+    assert again.ledger[0].params["scale"] == Laplace(0.25).scale
     with pytest.raises(dp.BudgetExceeded):
         again.spend("too much", Laplace(0.75))
     assert len(again.ledger) == 2

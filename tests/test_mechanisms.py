@@ -1,6 +1,7 @@
 """Primitive mechanisms: calibrations against dp-accounting and the lemmas, distributions by exact
 goodness-of-fit tests at p < 1e-6 (false alarm practically impossible; a factor-2 scale error is
-rejected with overwhelming power at these sample sizes)."""
+rejected with overwhelming power at these sample sizes). The noise mechanisms here are the
+textbook (opt-in) ones; the float-safe defaults are tested in test_lattice_mechanisms.py."""
 
 import math
 
@@ -10,9 +11,10 @@ import pytest
 from scipy import stats
 
 import dpledger as dp
-from dpledger.mechanisms import (EdgeSplit, Exponential, Gaussian, HistogramLearner, Laplace, PoissonSample,
-                                 ReportNoisyMax, RowSplit, SampleWithoutReplacement, TopKPeeling, TruncatedLaplace,
-                                 analytic_delta)
+from dpledger.mechanisms import (EdgeSplit, Exponential, HistogramLearner, PoissonSample, ReportNoisyMax, RowSplit,
+                                 SampleWithoutReplacement, TopKPeeling, analytic_delta)
+from dpledger.mechanisms import TextbookGaussian as Gaussian, TextbookLaplace as Laplace
+from dpledger.mechanisms import TextbookTruncatedLaplace as TruncatedLaplace
 
 N = 100_000
 ALPHA = 1e-6

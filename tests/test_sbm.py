@@ -148,7 +148,7 @@ def test_weak_recovery_beats_chance_and_a_missed_certificate_is_a_bug_not_a_halt
 
     class Uncertified:  # what docs/proofs.md shows cannot happen at the floor
         meets_target = False
-        certified_error = 1.0
+        certified_error, target = 1.0, 1e-7
 
     monkeypatch.setattr(recovery, "project_onto_elliptope", lambda y, target: Uncertified())
     acct = dp.Accountant(dp.ApproxDP(4.0, 1e-6))

@@ -59,7 +59,7 @@ def test_a_condition_inside_one_scope_is_still_accepted():
 def test_analytic_sigma_keeps_the_exact_delta_below_the_request(epsilon, delta):
     import mpmath  # a dependency of dp-accounting
 
-    from dpledger.mechanisms.gaussian import analytic_sigma
+    from dpledger.mechanisms.textbook import analytic_sigma
 
     mpmath.mp.dps = 60
     sigma = mpmath.mpf(analytic_sigma(epsilon, delta))

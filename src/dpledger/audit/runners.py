@@ -21,7 +21,7 @@ import numpy as np
 
 from ..graph import Graph, registry
 from ..mechanisms import Mechanism
-from ..mechanisms.histogram import Histogram, HistogramLearner
+from ..mechanisms.histogram import Histogram, HistogramLearner, cells
 
 
 def auditable(output: Any, bins: tuple[tuple[int, ...], ...] | None = None, random_offset: bool = False):
@@ -80,11 +80,11 @@ def reachable_bins(learner: HistogramLearner, inputs: Sequence) -> tuple[tuple[i
     for points in inputs:
         points = learner._check_value(points)
         offset = 0.0 if learner.offset is None else learner.offset
-        cells = np.floor((points - offset) / learner.bin_width).astype(np.int64)
+        indices = cells(points, offset, learner.bin_width)
         d = points.shape[1]
         shifts = itertools.product((0, -1), repeat=d) if learner.offset is None else [(0,) * d]
         for shift in shifts:
-            found.update(tuple(int(c) for c in row) for row in cells + np.array(shift))
+            found.update(tuple(int(c) for c in row) for row in indices + np.array(shift))
     return tuple(sorted(found))
 
 

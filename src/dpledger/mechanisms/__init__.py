@@ -1,15 +1,24 @@
-"""Primitive mechanisms (DESIGN §5): noise, selection, histograms, partitions and subsamples."""
+"""Primitive mechanisms: noise, selection, histograms, partitions and subsamples.
+
+Every released value is float-safe by default: ``DiscreteLaplace`` for integer queries, and for
+real queries ``Laplace``, ``TruncatedLaplace`` and ``Gaussian`` on a power-of-two lattice with exact
+integer noise. Textbook floating-point noise is an explicit opt-in (``textbook``).
+"""
 
 from .base import Mechanism
-from .discrete import DiscreteLaplace, SnappingLaplace
-from .gaussian import Gaussian, analytic_delta, analytic_sigma, classic_sigma
+from .discrete import DiscreteLaplace
+from .gaussian import Gaussian
 from .histogram import Histogram, HistogramLearner
 from .laplace import Laplace, TruncatedLaplace
+from .lattice import Lattice
 from .partition import EdgeSplit, PoissonSample, RowSplit, SampleWithoutReplacement
 from .selection import Exponential, ReportNoisyMax, TopKPeeling
+from .textbook import (TextbookGaussian, TextbookLaplace, TextbookTruncatedLaplace, analytic_delta, analytic_sigma,
+                       classic_sigma)
 
 __all__ = [
-    "DiscreteLaplace", "EdgeSplit", "Exponential", "Gaussian", "Histogram", "HistogramLearner", "Laplace", "Mechanism",
-    "PoissonSample", "ReportNoisyMax", "RowSplit", "SampleWithoutReplacement", "SnappingLaplace", "TopKPeeling",
-    "TruncatedLaplace", "analytic_delta", "analytic_sigma", "classic_sigma",
+    "DiscreteLaplace", "EdgeSplit", "Exponential", "Gaussian", "Histogram", "HistogramLearner", "Laplace", "Lattice",
+    "Mechanism", "PoissonSample", "ReportNoisyMax", "RowSplit", "SampleWithoutReplacement", "TextbookGaussian",
+    "TextbookLaplace", "TextbookTruncatedLaplace", "TopKPeeling", "TruncatedLaplace", "analytic_delta",
+    "analytic_sigma", "classic_sigma",
 ]

@@ -1,11 +1,14 @@
-"""The high-dimensional private histogram learner of Lemma A.13.
+"""The high-dimensional private histogram learner of Lemma A.13, with exact integer noise.
 
-Bins are cubes of side b with offset q: coordinate x falls in interval ⌊(x - q)/b⌋. For every
-non-empty bin the frequency p = count/n gets Lap(2/(nε)); empty bins stay 0; noisy frequencies
-<= 3 ln(2/δ)/(εn) are set to 0. Under ReplaceOne (n fixed) two bins change by 1/n: the released
-common bins are ε-DP by the Laplace mechanism, and a bin that is non-empty for only one of the
-two inputs (frequency 1/n) survives the threshold with probability
-½·exp(-(3 ln(2/δ) - ε)/2), which must be <= δ (checked; docs/proofs.md).
+Bins are cubes of side b with offset q: coordinate x falls in interval ⌊(x - q)/b⌋ (clamped to
+±2^62, so every finite point has a bin). For every non-empty bin the count gets exact discrete
+Laplace noise of scale 2/ε (rounded up; ``DiscreteLaplace``), i.e. the frequency p = count/n gets
+noise of scale 2/(nε) as in the lemma; empty bins stay 0; noisy counts <= T = 3 ln(2/δ)/ε are set
+to 0, and the frequencies noisy count/n are released (post-processing of integers). Under
+ReplaceOne (n fixed) two counts change by 1: the released common bins are ε-DP by the discrete
+Laplace mechanism, and a bin that is non-empty for only one of the two inputs (count 1) survives
+the threshold with probability P[Z >= ⌊T⌋] = q^⌊T⌋/(1 + q), q = e^(-1/scale), which must be
+<= δ (checked; docs/proofs.md).
 """
 
 from __future__ import annotations
@@ -18,6 +21,17 @@ import numpy as np
 from .. import _validate
 from ..guarantees import ApproxDP
 from .base import Mechanism, delta_field, epsilon_field
+from .discrete import DiscreteLaplace
+
+#: Cell indices are clamped to ±2^62 (a per-point map: it keeps ReplaceOne neighbours neighbours).
+_CELL_LIMIT = float(2**62)
+
+
+def cells(points: np.ndarray, offset: float, width: float) -> np.ndarray:
+    """Integer cell indices ⌊(x - q)/b⌋ of every point, clamped to ±2^62 (total on finite points)."""
+    with np.errstate(over="ignore"):
+        scaled = np.floor((points - offset) / width)
+    return np.clip(scaled, -_CELL_LIMIT, _CELL_LIMIT).astype(np.int64)
 
 
 @attrs.frozen
@@ -45,6 +59,11 @@ class HistogramLearner(Mechanism):
     offset: float | None = attrs.field(
         default=None, converter=lambda v: None if v is None else _validate.real("offset", v)
     )
+    noise: DiscreteLaplace = attrs.field(init=False)
+
+    @noise.default
+    def _noise(self) -> DiscreteLaplace:
+        return DiscreteLaplace(self.epsilon, sensitivity=2)
 
     def __attrs_post_init__(self):
         if self.delta >= 1.0 / self.n:
@@ -58,16 +77,25 @@ class HistogramLearner(Mechanism):
 
     @property
     def scale(self) -> float:
-        return 2.0 / (self.n * self.epsilon)
+        """The noise scale on frequencies (2/(nε), rounded up with the count noise)."""
+        return float(self.noise.scale) / self.n
 
     @property
     def threshold(self) -> float:
-        return 3.0 * math.log(2.0 / self.delta) / (self.epsilon * self.n)
+        """Noisy frequencies at or below 3 ln(2/δ)/(εn) are not released."""
+        return self.count_threshold / self.n
+
+    @property
+    def count_threshold(self) -> float:
+        return 3.0 * math.log(2.0 / self.delta) / self.epsilon
 
     def exclusive_bin_probability(self) -> float:
-        """P[1/n + Lap(2/(nε)) > threshold]: the δ the proof of Lemma A.13 pays."""
-        margin = max(self.threshold - 1.0 / self.n, 0.0)
-        return 0.5 * math.exp(-margin / self.scale)
+        """P[1 + Z > T] = P[Z >= ⌊T⌋] for the integer noise Z: the δ the proof of Lemma A.13 pays."""
+        least = math.floor(self.count_threshold)
+        if least <= 0:
+            return 1.0
+        log_q = -1.0 / float(self.noise.scale)
+        return math.exp(least * log_q) / (1.0 + math.exp(log_q))
 
     def guarantee(self) -> ApproxDP:
         return ApproxDP(self.epsilon, self.delta)
@@ -81,17 +109,14 @@ class HistogramLearner(Mechanism):
         points = points[:, None] if points.ndim == 1 else points
         if points.ndim != 2 or points.shape[0] != self.n:
             raise ValueError(f"points must be an (n={self.n}, d) array, got shape {np.shape(value)}")
-        if np.any(np.abs(points) / self.bin_width >= 2.0**62):
-            raise ValueError("points lie too far out for integer bin indices of this bin_width; rescale the data")
         return points
 
     def _one(self, points, rng) -> Histogram:
-        offset = rng.uniform(0.0, self.bin_width) if self.offset is None else self.offset
-        cells = np.floor((points - offset) / self.bin_width).astype(np.int64)
-        keys, counts = np.unique(cells, axis=0, return_counts=True)
-        noisy = counts / self.n + rng.laplace(0.0, self.scale, size=counts.shape)
-        kept = noisy > self.threshold
-        frequencies = {tuple(int(c) for c in key): float(p) for key, p in zip(keys[kept], noisy[kept])}
+        offset = rng.uniform(0.0, self.bin_width) if self.offset is None else self.offset  # public coins
+        keys, counts = np.unique(cells(points, offset, self.bin_width), axis=0, return_counts=True)
+        noisy = counts + self.noise.noise(counts.shape, rng)
+        kept = noisy > self.count_threshold
+        frequencies = {tuple(int(c) for c in key): int(k) / self.n for key, k in zip(keys[kept], noisy[kept])}
         return Histogram(frequencies, self.bin_width, float(offset))
 
     def _draw(self, points, rng, size):

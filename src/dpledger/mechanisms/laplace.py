@@ -1,94 +1,175 @@
-"""Laplace-family mechanisms: Laplace (Lemma A.8) and truncated Laplace (Lemma A.10).
+"""Float-safe Laplace-family mechanisms for real-valued queries: Laplace (Lemma A.8) and truncated
+Laplace (Lemma A.10), both released on a power-of-two lattice with exact integer noise.
 
-Floating-point caveat (Mironov 2012): a real number released as value + textbook Laplace noise
-can leak the value through its low-order bits. The released values here are IEEE doubles; use
-them for accounting-faithful experiments and audits, and prefer a snapping or discrete variant
-for releases on sensitive data (tracked separately; see docs/design.md).
+The answer is clamped to a public [-bound, bound] and rounded to the lattice g·Z (``lattice``);
+exact discrete Laplace noise (Canonne, Kamath & Steinke 2020) is added in lattice units, and
+g·(integer) is released. The lattice sensitivity Δ_L covers the rounding, so the guarantee is
+exactly the stated one for the values actually released (docs/proofs.md, "Lattice releases").
+Textbook floating-point versions are in ``textbook`` (explicit opt-in only).
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import attrs
-import dp_accounting
 import numpy as np
 
+from .. import _validate
 from ..guarantees import ApproxDP, PureDP
+from . import exact
 from .base import Mechanism, delta_field, epsilon_field, sensitivity_field, shaped
+from .discrete import DiscreteLaplace
+from .lattice import RESOLUTION, Lattice
+
+
+def _bound_field():
+    return attrs.field(default=None, converter=lambda v: None if v is None else _validate.positive("bound", v))
+
+
+def round_up(value: Fraction, name: str = "noise scale") -> float:
+    """The smallest double >= ``value``; a ValueError naming ``name`` when there is none."""
+    try:
+        result = float(value)
+        if Fraction(result) < value:
+            result = math.nextafter(result, math.inf)
+    except OverflowError:
+        result = math.inf
+    if not math.isfinite(result):
+        raise ValueError(f"the {name} overflows a double; rescale the query (a smaller sensitivity)")
+    return result
+
+
+#: Noise is calibrated to Δ·ROUNDING (ℓ1: ceil(Δ/g)·g + D·g <= Δ + 2g·D for g·D <= Δ/RESOLUTION).
+ROUNDING = 1 + Fraction(2, RESOLUTION)
+
+
+class _LatticeRelease(Mechanism):
+    """What the lattice mechanisms share: the answer, checked, as the array the noise is added to."""
+
+    def _lattice(self, value: np.ndarray) -> Lattice:
+        return Lattice.for_query(self.sensitivity, max(value.size, 1), self.norm, self.bound)
 
 
 @attrs.frozen
-class Laplace(Mechanism):
-    """Adds Lap(Δ1/ε) to every coordinate: ε-DP for a query of ℓ1-sensitivity Δ1 (Lemma A.8)."""
+class Laplace(_LatticeRelease):
+    """ε-DP for a real query of ℓ1-sensitivity Δ (Lemma A.8's argument on a lattice): the answer,
+    clamped and rounded to g·Z (``lattice``: g·D <= Δ/1024 for D coordinates), plus exact
+    discrete Laplace noise of scale ``scale``/g in lattice units, where ``scale`` >= Δ(1 + 2/1024)/ε
+    covers Δ_L = ceil(Δ/g) + D: the loss ratio exp(Δ_L·g/scale) is at most e^ε (docs/proofs.md).
+    Answers beyond ±``bound`` (default: 2^50·g) are clamped."""
 
-    source = "Laplace mechanism (Lemma A.8)"
+    source = "Laplace mechanism on a power-of-two lattice, exact discrete noise (Lemma A.8; docs/proofs.md)"
+    norm = 1
 
     epsilon: float = epsilon_field()
     sensitivity: float = sensitivity_field()
+    bound: float | None = _bound_field()
+    scale: float = attrs.field(init=False)
 
-    @property
-    def scale(self) -> float:
-        return self.sensitivity / self.epsilon
+    @scale.default
+    def _scale(self) -> float:
+        """The noise scale in the query's units, the same for every answer size."""
+        return round_up(Fraction(self.sensitivity) * ROUNDING / Fraction(self.epsilon))
 
     def guarantee(self) -> PureDP:
         return PureDP(self.epsilon)
 
-    def dp_event(self):
-        # dp-accounting's events are normalised to sensitivity 1: noise multiplier = scale / Δ.
-        return dp_accounting.LaplaceDpEvent(self.scale / self.sensitivity)
-
     def params(self) -> dict:
-        return {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "scale": self.scale}
+        return {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "scale": self.scale, "bound": self.bound}
 
     def _draw(self, value, rng, size):
-        return value + rng.laplace(0.0, self.scale, size=shaped(value.shape, size))
+        lattice = self._lattice(value)
+        scale = Fraction(self.scale) / Fraction(lattice.spacing)  # exact: g is a power of two
+        noise = exact.discrete_laplace(scale.numerator, scale.denominator, shaped(value.shape, size), rng)
+        return lattice.values(lattice.round(value) + noise)
+
+
+def _log_excess(shift: int, scale: Fraction, distance: int) -> float:
+    """log P[Z > -distance] for Z ∝ exp(-|z + shift|/t) on the integers z <= 0 (shift = -μ >= 0):
+    with q = e^{-1/t} it is q^(shift - distance + 1)·(1 - q^distance)/(1 + q - q^(shift + 1))."""
+    log_q = -1.0 / float(scale)
+    return ((shift - distance + 1) * log_q + math.log(-math.expm1(distance * log_q))
+            - math.log1p(math.exp(log_q) - math.exp((shift + 1) * log_q)))
 
 
 @attrs.frozen
-class TruncatedLaplace(Mechanism):
-    """Adds tLap(-Δ1(1 + ln(1/δ)/ε), Δ1/ε): Laplace noise conditioned on being <= 0 (Lemma A.10).
+class TruncatedLaplace(_LatticeRelease):
+    """(ε, δ)-DP one-sided noise for a scalar of sensitivity Δ (Lemma A.10's argument on the
+    lattice): the rounded answer plus integer noise Z <= 0 with P(Z = z) ∝ exp(-|z - μ|/t),
+    t >= Δ_L/ε for Δ_L = floor(Δ/g) + 1, and μ the integer closest to 0 for which
+    P[Z > -Δ_L] <= δ, computed from its closed form with a margin for rounding (docs/proofs.md).
 
-    (ε, δ)-DP for a scalar query of sensitivity Δ1. The noise is never positive, so the released
-    value never exceeds the true one: the one-sided test the halting steps of Algorithm D.5 need.
+    The noise is never positive, so the released value never exceeds the rounded true one: the
+    one-sided test the halting steps of Algorithm D.5 need.
     """
 
-    source = "truncated Laplace mechanism (Lemma A.10)"
+    source = "truncated Laplace mechanism on a power-of-two lattice, exact discrete noise (Lemma A.10; docs/proofs.md)"
+    norm = 1
 
     epsilon: float = epsilon_field()
     delta: float = delta_field()
     sensitivity: float = sensitivity_field()
+    bound: float | None = _bound_field()
+    lattice: Lattice = attrs.field(init=False)
+    noise: DiscreteLaplace = attrs.field(init=False)
+    offset: int = attrs.field(init=False)
+
+    @lattice.default
+    def _scalar_lattice(self) -> Lattice:
+        return Lattice.for_query(self.sensitivity, 1, 1, self.bound)
+
+    @noise.default
+    def _noise(self) -> DiscreteLaplace:
+        return DiscreteLaplace(self.epsilon, sensitivity=self.distance)
+
+    @offset.default
+    def _offset(self) -> int:
+        """-μ >= Δ_L: the smallest that keeps P[Z > -Δ_L] below δ·(1 - 1e-9) (the margin covers
+        the float evaluation), found by bisection; it decreases as the shift grows."""
+        target = math.log(self.delta) + math.log1p(-1e-9)
+        low, high = self.distance - 1, self.distance
+        while _log_excess(high, self.noise.scale, self.distance) > target:
+            low, high = high, 2 * high
+        while high - low > 1:  # invariant: excess(low) > δ >= excess(high), or low below Δ_L
+            middle = (low + high) // 2
+            low, high = (middle, high) if _log_excess(middle, self.noise.scale, self.distance) > target else (low, middle)
+        return high
+
+    @property
+    def distance(self) -> int:
+        """Δ_L: the most two rounded answers within Δ can differ by, in lattice units."""
+        return math.floor(self.sensitivity / self.lattice.spacing) + 1
 
     @property
     def scale(self) -> float:
-        return self.sensitivity / self.epsilon
+        return float(self.noise.scale) * self.lattice.spacing
 
     @property
     def shift(self) -> float:
-        """The location μ < 0 of the Laplace distribution before truncation."""
-        return -self.sensitivity * (1.0 + math.log(1.0 / self.delta) / self.epsilon)
+        """The location μ < 0 of the noise before truncation, in the query's units."""
+        return -self.offset * self.lattice.spacing
 
     def guarantee(self) -> ApproxDP:
         return ApproxDP(self.epsilon, self.delta)
 
     def params(self) -> dict:
         return {"epsilon": self.epsilon, "delta": self.delta, "sensitivity": self.sensitivity,
-                "scale": self.scale, "shift": self.shift}
+                "scale": self.scale, "shift": self.shift, **self.lattice.params()}
 
     def _check_value(self, value):
-        value = super()._check_value(value)
-        if value.ndim != 0:
-            raise ValueError(f"TruncatedLaplace releases a scalar, got shape {value.shape}")
-        return value
-
-    def noise(self, rng: np.random.Generator, size) -> np.ndarray:
-        """Inverse-CDF draws of Lap(μ, b) conditioned on (-inf, 0]."""
-        mu, b = self.shift, self.scale
-        mass_below_zero = -0.5 * math.expm1(mu / b) + 0.5  # F(0) = 1 - ½e^{μ/b}, μ < 0
-        u = rng.uniform(0.0, mass_below_zero, size=size)
-        lower = mu + b * np.log(2.0 * np.maximum(u, np.finfo(float).tiny))
-        upper = mu - b * np.log(2.0 * (1.0 - u))
-        return np.minimum(np.where(u <= 0.5, lower, upper), 0.0)
+        if np.ndim(value) != 0:
+            raise ValueError(f"TruncatedLaplace releases a scalar, got shape {np.shape(value)}")
+        return super()._check_value(value)
 
     def _draw(self, value, rng, size):
-        return value + self.noise(rng, size)
+        value = self.lattice.round(value)
+        shape = shaped((), size)
+        noise = np.empty(shape, dtype=np.int64).reshape(-1)
+        pending = np.arange(noise.size)
+        while pending.size:  # Laplace noise about μ, conditioned on z <= 0 by rejection
+            z = self.noise.noise((pending.size,), rng) - self.offset
+            noise[pending[z <= 0]] = z[z <= 0]
+            pending = pending[z > 0]
+        return self.lattice.values(value + noise.reshape(shape))

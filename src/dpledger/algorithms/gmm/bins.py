@@ -11,7 +11,7 @@ import attrs
 import numpy as np
 
 from ...graph.nodes import Halt
-from ...mechanisms.histogram import Histogram
+from ...mechanisms.histogram import Histogram, cells
 
 
 @attrs.frozen
@@ -25,10 +25,10 @@ class Bins:
     def members(self, rows: np.ndarray) -> list[np.ndarray]:
         """For each kept cell, the rows inside it, clipped to the closed cube (so that rounding in
         the cell assignment can never put a row outside the proven diameter)."""
-        cells = np.floor((rows - self.offset) / self.width).astype(np.int64)
+        indices = cells(rows, self.offset, self.width)
         out = []
         for cell in self.cells:
-            inside = rows[np.all(cells == cell, axis=1)]
+            inside = rows[np.all(indices == cell, axis=1)]
             low = self.offset + cell * self.width
             out.append(np.clip(inside, low, low + self.width))
         return out

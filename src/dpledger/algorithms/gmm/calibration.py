@@ -24,8 +24,7 @@ import math
 import attrs
 
 from ... import _validate
-from ...mechanisms import HistogramLearner
-from ...mechanisms.gaussian import analytic_sigma
+from ...mechanisms import Gaussian, HistogramLearner
 from .membership import accuracy_floor
 
 #: Subsampled-regime candidates for the number m of bad rows tolerated in S.
@@ -124,7 +123,7 @@ class Calibration:
     @property
     def noise_sigma(self) -> float:
         """Standard deviation per coordinate of the step-6 Gaussian noise on each ν(i)."""
-        return analytic_sigma(self.epsilon_noise, self.delta_noise, self.delta_v)
+        return Gaussian(self.epsilon_noise, self.delta_noise, self.delta_v).sigma
 
     @property
     def noise_radius(self) -> float:
@@ -320,7 +319,7 @@ def _regime(common: dict, t: Tuning, regime: str, m: int, gamma: float, order: s
     if t.subsample is None and common["method"] == "neighbourhood":
         # Δ_V = per_row·sqrt(s): take the largest s whose noise radius stays a quarter of a bin (the
         # bin averages' noise falls like 1/s), but never fewer rows than the histogram needs.
-        unit = analytic_sigma(eps1, delta1, per_row) * math.sqrt(common["d"])
+        unit = Gaussian(eps1, delta1, per_row).sigma * math.sqrt(common["d"])
         s = min(n, max(s, math.floor((common["bin_width"] / (4.0 * unit)) ** 2)))
     if s > n:
         return f"step 5 needs a subsample of s={s} rows > n"

@@ -1,7 +1,7 @@
 """Registered pure-DP mean estimators (ReplaceOne, public n, d, R, σ); output: the mean vector.
 
-- ``mean.clipped``: per-coordinate clipping to the a priori box + snapping Laplace (baseline).
-- ``mean.localised``: private per-coordinate localisation, clipping around it, snapping Laplace.
+- ``mean.clipped``: per-coordinate clipping to the a priori box + lattice Laplace (baseline).
+- ``mean.localised``: private per-coordinate localisation, clipping around it, lattice Laplace.
 Both project the noisy vector onto the R-ball (post-processing, Lemma A.2).
 """
 
@@ -41,7 +41,7 @@ def mean_graph(name: str, body, output: str, n: int, d: int, R: float, descripti
 
 @register("mean.clipped", example=_example(100, 2, 2.0), utility=utility_sampler(500, 5, 100.0))
 def clipped(epsilon: float, R: float, n: int, d: int, sigma: float = 1.0) -> Graph:
-    """ε-DP mean: clip each coordinate to ±(R + 3σ), snapping Laplace with Δ1 = 2(R + 3σ)d/n."""
+    """ε-DP mean: clip each coordinate to ±(R + 3σ), lattice Laplace with Δ1 = 2(R + 3σ)d/n."""
     epsilon, R, n, d, sigma = check_public(epsilon, R, n, d, sigma)
     return mean_graph("mean.clipped", clipped_mean("noisy_mean", epsilon, R, n, d, sigma), "noisy_mean", n, d, R,
                       "clipping to the a priori box + Laplace")
@@ -50,7 +50,7 @@ def clipped(epsilon: float, R: float, n: int, d: int, sigma: float = 1.0) -> Gra
 @register("mean.localised", example=_example(100, 2, 2.0), utility=utility_sampler(500, 5, 100.0))
 def localised(epsilon: float, R: float, n: int, d: int, sigma: float = 1.0, locate_share: float = 0.5) -> Graph:
     """ε-DP mean: private per-coordinate histograms locate μ, then clip to ±6σ around it and add
-    snapping Laplace noise; basic composition of the two steps."""
+    lattice Laplace noise; basic composition of the two steps."""
     epsilon, R, n, d, sigma = check_public(epsilon, R, n, d, sigma)
     body = localised_mean("noisy_mean", epsilon, R, n, d, sigma, check_share("locate_share", locate_share))
     return mean_graph("mean.localised", body, "noisy_mean", n, d, R, "localisation + clipping + Laplace")

@@ -3,11 +3,12 @@
 Both pieces optionally run on the columns named by an earlier release (``columns``: the name of
 an output holding coordinate indices), so a sparse estimator can reuse them on its chosen support.
 
-Privacy under ReplaceOne with public n. Every released real vector goes through
-``SnappingLaplace`` (Mironov 2012, Theorem 1: ε-DP for ℓ1-sensitivity Δ, float-safe). Laplace
-noise needs the ℓ1 sensitivity, so clipping is per coordinate (to a box), never to an ℓ2 ball:
-the mean of n points clipped to [c - r, c + r]^m moves by at most 2r/n per coordinate when one
-point is replaced, i.e. Δ1 = 2rm/n.
+Privacy under ReplaceOne with public n. Every released real vector goes through the lattice
+``Laplace`` (ε-DP for ℓ1-sensitivity Δ, exact integer noise on a power-of-two lattice, clamped to
+the public box: float-safe), and the histogram counts through ``DiscreteLaplace`` (integers).
+Laplace noise needs the ℓ1 sensitivity, so clipping is per coordinate (to a box), never to an ℓ2
+ball: the mean of n points clipped to [c - r, c + r]^m moves by at most 2r/n per coordinate when
+one point is replaced, i.e. Δ1 = 2rm/n.
 
 Refusal: when the ℓ2 standard deviation of the final noise, sqrt(2m)·Δ1/ε, exceeds R, the
 constant output 0 is (in expectation) more accurate than the release; the factory refuses.
@@ -20,7 +21,7 @@ import math
 import numpy as np
 
 from ...graph import postprocess, release, sequence
-from ...mechanisms import SnappingLaplace
+from ...mechanisms import DiscreteLaplace, Laplace
 
 #: ``mean.clipped`` clips each coordinate to [-(R + SPREAD·σ), R + SPREAD·σ] (|μ_j| <= ||μ||_2 <= R).
 SPREAD = 3.0
@@ -41,9 +42,10 @@ def _selected(columns: str | None):
     return (columns,), lambda data, out: data[:, np.asarray(out[columns], dtype=int)]
 
 
-def noisy_mean_mechanism(epsilon: float, radius: float, bound: float, n: int, dim: int, R: float) -> SnappingLaplace:
-    """Snapping Laplace for the mean of n points clipped to a box of half-width ``radius`` in ``dim``
-    coordinates (Δ1 = 2·radius·dim/n, see module doc), refusing when its noise alone exceeds R."""
+def noisy_mean_mechanism(epsilon: float, radius: float, bound: float, n: int, dim: int, R: float) -> Laplace:
+    """Lattice Laplace for the mean of n points clipped to a box of half-width ``radius`` in ``dim``
+    coordinates (Δ1 = 2·radius·dim/n, see module doc; answers clamped to ±``bound``), refusing when
+    its noise alone exceeds R."""
     sensitivity = 2.0 * radius * dim / n
     noise_l2 = math.sqrt(2.0 * dim) * sensitivity / epsilon
     if not math.isfinite(bound + noise_l2):
@@ -53,12 +55,12 @@ def noisy_mean_mechanism(epsilon: float, radius: float, bound: float, n: int, di
             f"n={n} is too small for a meaningful answer: the Laplace noise alone has ℓ2 standard deviation "
             f"{noise_l2:.3g} > R={R:g} (outputting 0 would do better); need n >= {n * noise_l2 / R:.3g} "
             "at this ε and dimension")
-    return SnappingLaplace(epsilon, bound=bound, sensitivity=sensitivity, dimension=dim)
+    return Laplace(epsilon, sensitivity=sensitivity, bound=bound)
 
 
 def clipped_mean(name: str, epsilon: float, R: float, n: int, dim: int, sigma: float, columns: str | None = None):
     """Release the mean of the samples clipped per coordinate to [-B, B], B = R + SPREAD·σ, plus
-    snapping Laplace noise: ε-DP (Δ1 = 2B·dim/n; Mironov 2012, Thm 1)."""
+    lattice Laplace noise: ε-DP (Δ1 = 2B·dim/n, Lemma A.8 on the lattice)."""
     bound = R + SPREAD * sigma
     uses, select = _selected(columns)
     return release(name, noisy_mean_mechanism(epsilon, bound, bound, n, dim, R),
@@ -88,13 +90,13 @@ def coordinate_histograms(samples: np.ndarray, centres: np.ndarray) -> np.ndarra
 
 def localised_mean(name: str, epsilon: float, R: float, n: int, dim: int, sigma: float, locate_share: float,
                    columns: str | None = None):
-    """Coarse private localisation, then clipping around it, then snapping Laplace noise.
+    """Coarse private localisation, then clipping around it, then lattice Laplace noise.
 
-    1. Per-coordinate histograms over ``bin_centres(R, σ)`` released with snapping Laplace at
-       ε·share: replacing one point moves one unit of count between two bins in each of the
-       ``dim`` histograms, so Δ1 = 2·dim (Lemma A.8 / Mironov Thm 1). The centre of each
+    1. Per-coordinate histograms over ``bin_centres(R, σ)`` released with exact discrete Laplace
+       noise at ε·share: replacing one point moves one unit of count between two bins in each of
+       the ``dim`` histograms, so Δ1 = 2·dim (Lemma A.8 on the integers). The centre of each
        coordinate is its noisiest bin (post-processing, Lemma A.2).
-    2. Mean of the samples clipped to centre ± LOCAL_RADIUS·σ, snapping Laplace at ε·(1 - share)
+    2. Mean of the samples clipped to centre ± LOCAL_RADIUS·σ, lattice Laplace at ε·(1 - share)
        (Δ1 = 2·LOCAL_RADIUS·σ·dim/n; the centres are public once released).
     Total ε by basic sequential composition.
     """
@@ -107,8 +109,7 @@ def localised_mean(name: str, epsilon: float, R: float, n: int, dim: int, sigma:
     uses, select = _selected(columns)
     mean_mechanism = noisy_mean_mechanism(eps_mean, radius, float(np.abs(centres).max()) + radius, n, dim, R)
     return sequence(
-        release(f"{name}_histograms", SnappingLaplace(eps_locate, bound=float(n), sensitivity=2.0 * dim,
-                                                      dimension=dim * len(centres)),
+        release(f"{name}_histograms", DiscreteLaplace(eps_locate, sensitivity=2 * dim),
                 lambda data, **out: coordinate_histograms(select(data, out), centres), uses=uses,
                 note="per-coordinate histograms: ℓ1-sensitivity 2·dim under ReplaceOne"),
         postprocess(f"{name}_centre", lambda **out: centres[np.argmax(out[f"{name}_histograms"], axis=1)],

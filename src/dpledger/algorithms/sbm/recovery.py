@@ -28,7 +28,7 @@ from threadpoolctl import threadpool_limits
 from ... import _validate
 from ...graph import postprocess, release, sequence
 from ...mechanisms import DiscreteLaplace, Exponential, Gaussian
-from ...stability import certified_sensitivity
+from ...stability import SolverError, certified_sensitivity
 from ...stability.correlation import project_onto_elliptope, target_floor
 
 #: Enumeration of balanced labelings is refused above this many vertices (C(24, 12) ≈ 2.7e6).
@@ -39,11 +39,6 @@ def centred(adjacency: np.ndarray, d: float, gamma: float) -> np.ndarray:
     """Y(G) = (A(G) - (d/n)·J)/(γd)."""
     n = adjacency.shape[0]
     return (adjacency - d / n) / (gamma * d)
-
-
-class SolverError(RuntimeError):
-    """The projection missed a target at or above its floor: impossible by docs/proofs.md, so a
-    bug (the graph runtime reports it as a ``PrivacyError``), never a halt."""
 
 
 def projection_sensitivity(n: int, d: float, gamma: float) -> tuple[float, str]:
@@ -76,8 +71,7 @@ def certified_projection(adjacency: np.ndarray, d: float, gamma: float, target: 
     tau = projection_target(n, d, gamma, target)
     solution = project_onto_elliptope(centred(adjacency, d, gamma), target=tau)
     if not solution.meets_target:
-        raise SolverError(f"the projection's certificate {solution.certified_error:.3g} missed τ = {tau:.3g}, "
-                          "which docs/proofs.md shows every graph reaches: please report this as a bug")
+        raise SolverError(solution)
     return np.clip(upper_triangle(solution.solution), -1.0 / n, 1.0 / n)
 
 
