@@ -73,7 +73,7 @@ def two_sample_pvalue(a: np.ndarray, b: np.ndarray, support: np.ndarray, pmf: np
 
 @pytest.fixture
 def spies(monkeypatch):
-    """Counts of calls into the Python-int (reference) path."""
+    """Counts of calls into the Python-int path (one call a draw)."""
     calls = {"bernoulli_exp": 0, "laplace": 0}
 
     def counting(name, function):
@@ -82,8 +82,8 @@ def spies(monkeypatch):
             return function(*args)
         return wrapped
 
-    monkeypatch.setattr(exact, "reference_bernoulli_exp", counting("bernoulli_exp", exact.reference_bernoulli_exp))
-    monkeypatch.setattr(exact, "reference_discrete_laplace", counting("laplace", exact.reference_discrete_laplace))
+    monkeypatch.setattr(exact, "_python_bernoulli_exp", counting("bernoulli_exp", exact._python_bernoulli_exp))
+    monkeypatch.setattr(exact, "_python_laplace", counting("laplace", exact._python_laplace))
     return calls
 
 

@@ -150,3 +150,76 @@ def test_a_missed_membership_certificate_is_a_bug_never_a_halt(monkeypatch):
     monkeypatch.setattr(estimators.membership, "solve", membership.solve)
     with pytest.raises(dp.PrivacyError, match="SolverError"):
         graph.execute(graph.validate(data), np.random.default_rng(1))
+
+
+# --- the design rule: no built-in estimator raises on its domain, and it releases only planned,
+# --- float-safe values --------------------------------------------------------------------------
+
+FLOAT_SAFE = {"DiscreteLaplace", "Laplace", "Gaussian", "TruncatedLaplace", "HistogramLearner",
+              "Exponential", "ReportNoisyMax", "TopKPeeling"}
+STRUCTURAL = {"post-processing", "privatised input", "absorb", "group", "PoissonSample", "SampleWithoutReplacement"}
+
+
+def _extreme_inputs(relation, example):
+    """Inputs of the estimator's domain that stress its data-touching code."""
+    if isinstance(relation, dp.EdgeAdjacency):
+        n = example.shape[0]
+        star = np.zeros((n, n))
+        star[0, 1:] = star[1:, 0] = 1.0
+        yield "empty graph", np.zeros((n, n))
+        yield "complete graph", np.ones((n, n)) - np.eye(n)
+        yield "star", star
+        return
+    rows = np.asarray(example, dtype=float)
+    yield "all rows equal", np.zeros_like(rows)
+    yield "one row at 1e300", np.vstack([rows[:-1], np.full((1,) + rows.shape[1:], 1e300)])
+    yield "all rows at -1e300", np.full_like(rows, -1e300)
+    yield "alternating ±1e150", np.where(np.arange(rows.size).reshape(rows.shape) % 2 == 0, 1e150, -1e150)
+    yield "tiny values", rows * 1e-300
+
+
+@pytest.mark.parametrize("name", dp.estimators())
+def test_every_built_in_estimator_is_total_on_its_domain_and_releases_only_its_plan(name):
+    import warnings
+
+    params, example = dp.graph.registry.info(name).example(np.random.default_rng(0))
+    graph = dp.estimator(name, **params)
+    plan = graph.plan()
+    kinds = {step.mechanism for step in plan.steps}
+    assert kinds <= FLOAT_SAFE | STRUCTURAL, f"{name} plans non-float-safe steps: {kinds - FLOAT_SAFE - STRUCTURAL}"
+    for label, data in [("example", example), *_extreme_inputs(graph.relation, example)]:
+        accountant = dp.Accountant(plan.guarantee if plan.guarantee.delta else dp.PureDP(plan.guarantee.epsilon))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a warning is an observable message too
+            result = accountant.run(graph, data, rng=np.random.default_rng(1))
+        assert set(result.outputs) <= set(plan.releases), label
+        assert list(result.outputs) == [r for r in plan.releases if r in result.outputs], label
+        for value in result.outputs.values():
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+                assert np.all(np.isfinite(value)), (label, value)
+
+
+# --- findings 4 and 6: every released real is exact lattice or integer noise -----------------------
+
+def test_histogram_learner_releases_exact_noisy_counts_over_n():
+    from dpledger.mechanisms import HistogramLearner
+
+    points = np.repeat(np.arange(4.0), 250)[:, None]
+    for histogram in HistogramLearner(1.0, 1e-5, n=1000, offset=0.0).sample(points, np.random.default_rng(0), 20):
+        counts = np.array(list(histogram.frequencies.values())) * 1000
+        assert np.all(counts == np.round(counts))  # noisy count / n, not a float Laplace draw
+
+
+@pytest.mark.parametrize("name", ["mean.clipped", "mean.localised", "sparse_mean.exponential", "sparse_mean.peeling"])
+def test_mean_estimators_release_reals_through_exact_lattice_noise(name):
+    params, data = dp.graph.registry.info(name).example(np.random.default_rng(0))
+    graph = dp.estimator(name, **params)
+    assert {s.mechanism for s in graph.plan().steps} <= FLOAT_SAFE | STRUCTURAL
+    outputs = dp.Accountant(dp.PureDP(params["epsilon"])).run(graph, data, rng=np.random.default_rng(2)).outputs
+    noisy = np.asarray(outputs["noisy_mean"])
+    step = next(s for s in graph.plan().steps if s.path.endswith("/noisy_mean"))
+    mechanism = Laplace(step.params["epsilon"], step.params["sensitivity"], step.params["bound"])
+    spacing = mechanism._lattice(noisy).spacing
+    assert np.all(noisy / spacing == np.round(noisy / spacing))  # on the lattice: no low-order bits
+    counts = [v for k, v in outputs.items() if k.endswith("_histograms")]
+    assert all(np.asarray(c).dtype.kind == "i" for c in counts)

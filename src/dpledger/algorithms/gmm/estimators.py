@@ -31,6 +31,7 @@ def steps_one_to_five(cal: Calibration):
     """Query of the privatised-input node: certified W, soft threshold, subsample, ν rows (or,
     for the neighbourhood method, subsample then plain radius-neighbourhood averages)."""
     def query(points: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        points = membership.clamped(points)
         solution = membership.solve(points, cal.radius, cal.cap, cal.c, cal.accuracy)
         if not solution.meets_target:
             raise SolverError(solution)
@@ -39,6 +40,7 @@ def steps_one_to_five(cal: Calibration):
         return membership.representatives(points, weights, rows, cal.radius, cal.floor)
 
     def neighbourhood_query(points: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        points = membership.clamped(points)
         rows = rng.choice(cal.n, size=cal.subsample, replace=False)
         weights = membership.neighbourhoods(points, rows, cal.radius)
         return membership.representatives(points, weights, rows, cal.radius, cal.floor)

@@ -22,6 +22,10 @@ cvxpy is the reference oracle in tests (small n); its dual is certified the same
 
 The "neighbourhood" method skips W: the weights of row i are the indicator of the points within
 r of y_i (``neighbourhoods``). Both methods form ν(i) with ``representatives``.
+
+Domain: every finite point. Both methods first clamp each coordinate to ±2^300 (``clamped``), so
+that no squared distance overflows; clamping is a map of each row alone, so neighbouring datasets
+stay neighbours and every guarantee is unchanged (only points beyond ±2^300 move).
 """
 
 from __future__ import annotations
@@ -37,6 +41,15 @@ CHECK_EVERY = 10
 #: ``feasible`` scales rows to cap·(1 − margin), so that rounding in a row sum never exceeds cap.
 FEASIBLE_MARGIN = 1e-12
 _EPS = float(np.finfo(float).eps)
+
+
+#: Coordinates are clamped to ±LIMIT before anything else (module doc).
+LIMIT = 2.0**300
+
+
+def clamped(points: np.ndarray) -> np.ndarray:
+    """Each coordinate clamped to ±LIMIT: squared distances between clamped points stay finite."""
+    return np.clip(points, -LIMIT, LIMIT)
 
 
 def radius_mask(points: np.ndarray, radius: float) -> np.ndarray:
