@@ -17,7 +17,7 @@ import pytest
 import dpledger as dp
 from dpledger.audit import audit, audit_pairs, command
 from dpledger.audit.progress import Tracker
-from dpledger.audit.runners import auditable
+from dpledger.audit.runners import encode, histogram_vector
 from dpledger.audit.search import best_pairs, search_pairs
 from dpledger.audit.targets import ValueNeighbours
 from dpledger.graph import registry
@@ -121,12 +121,18 @@ def _unbatched_sum(data, rng, *, scale):
 
 def test_histogram_learner_outputs_become_vectors_over_their_bins():
     histogram = Histogram({(0,): 0.5, (2,): 0.25}, 1.0, 0.3)
-    assert auditable(histogram, ((-1,), (0,), (1,), (2,)), random_offset=True).tolist() == [0.3, 0, 0.5, 0, 0.25]
-    assert auditable((1.0, np.array([2.0, 3.0]))).tolist() == [1.0, 2.0, 3.0]
+    assert histogram_vector(histogram, ((-1,), (0,), (1,), (2,)), random_offset=True).tolist() == [0.3, 0, 0.5, 0, 0.25]
     with pytest.raises(ValueError, match="outside the bins"):
-        auditable(histogram, ((0,),))
-    with pytest.raises(TypeError, match="type dict cannot be audited"):
-        auditable({"a": 1})
+        histogram_vector(histogram, ((0,),), random_offset=False)
+
+
+def test_graph_releases_are_encoded_as_flat_vectors():
+    assert encode((1.0, np.array([2.0, 3.0]))).tolist() == [1.0, 2.0, 3.0]
+    # a histogram: width and offset, then its size and heaviest bins (cell, frequency)
+    assert encode(Histogram({(0,): 0.25, (2,): 0.5}, 1.0, 0.3)).tolist() == [1.0, 0.3, 2, 2, 0.5, 0, 0.25]
+    assert encode(None).size == 0
+    with pytest.raises(TypeError, match="type str cannot be audited"):
+        encode("a")
 
 
 # --- executors and progress ----------------------------------------------------------------------

@@ -223,3 +223,29 @@ def test_mean_estimators_release_reals_through_exact_lattice_noise(name):
     assert np.all(noisy / spacing == np.round(noisy / spacing))  # on the lattice: no low-order bits
     counts = [v for k, v in outputs.items() if k.endswith("_histograms")]
     assert all(np.asarray(c).dtype.kind == "i" for c in counts)
+
+
+# --- the suite's own audits would have caught findings 1 and 2 -------------------------------------
+
+def test_the_registered_stress_audit_flags_the_reviewed_solver_halt(monkeypatch):
+    from dpledger.algorithms.sbm import recovery
+    from dpledger.audit import audit
+
+    reviewed = recovery.project_onto_elliptope
+    monkeypatch.setattr(recovery, "projection_target", lambda n, d, gamma, target=None: 1e-7)  # the fixed τ
+    monkeypatch.setattr(recovery, "project_onto_elliptope", lambda y, target: reviewed(y, target, max_iterations=200))
+    params, pairs = dp.graph.registry.info("sbm.weak").stress(np.random.default_rng(0))
+    report = audit(dp.estimator("sbm.weak", **params), pairs=pairs, samples=400, confidence=1 - 1e-8, seed=0)
+    assert report.ok and report.violation, str(report)
+
+
+def test_the_registered_audit_flags_textbook_laplace_on_the_edge_count(monkeypatch):
+    from dpledger.algorithms.sbm import estimators
+    from dpledger.audit import audit
+    from dpledger.mechanisms import TextbookLaplace
+
+    monkeypatch.setattr(estimators, "DiscreteLaplace", lambda epsilon, sensitivity: TextbookLaplace(epsilon, sensitivity))
+    report = audit("sbm.weak", confidence=1 - 1e-8, seed=101, samples=1_500, search_examples=3, search_samples=300,
+                   audited_pairs=1)
+    assert report.ok and report.violation, str(report)
+    assert "reachable" in str(report)

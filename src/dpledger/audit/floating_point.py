@@ -7,14 +7,25 @@ floats are reachable from c at all, and the reachable set depends on c: an outpu
 often impossible under M(D), whatever the noise scale. ``LatticeReachable`` tests, for every
 output, whether some grid point gives exactly that float from a given centre; the auditor uses
 it as a caller statistic (``audit_pairs(..., statistics=[...])``), fixed before sampling.
+
+For graphs the auditor applies such statistics itself (``low_bit_statistics``): for every release
+by ``TextbookLaplace`` whose query reads the graph's input directly (its centre is then the
+query's answer on D, or on D'), the fraction of the release's coordinates reachable from that
+centre under numpy's own Laplace sampler (``NumpyLaplaceReachable``). Float-safe mechanisms
+release lattice points, which no such statistic can tell apart.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import attrs
 import numpy as np
+
+from ..graph import nodes
+from ..mechanisms import TextbookLaplace
+from .statistics import FieldStatistic, ValueStatistic
 
 GRID = 2.0 ** -53
 #: grid points tried on each side of the one the inverse points to (covers its rounding error)
@@ -55,3 +66,64 @@ class LatticeReachable:
 def textbook_laplace_reachable(centre: float, scale: float) -> LatticeReachable:
     """Reachability for the textbook Laplace sampler y = c ± (−scale·ln U), U = k·2⁻⁵³, k in 1..2⁵³."""
     return LatticeReachable(centre, lambda u: -scale * np.log(u), lambda m: np.exp(-m / scale))
+
+
+_LOG = np.vectorize(math.log, otypes=[float])  # libm's log: what numpy's C sampler calls
+
+
+def numpy_laplace_reachable(outputs: np.ndarray, centre: np.ndarray, scale: float, window: int = WINDOW) -> np.ndarray:
+    """Where ``outputs`` equals fl(centre + X) for one of numpy's ``Generator.laplace(0, scale)``
+    draws X: U = k·2⁻⁵³, X = 0 − scale·log((2 − U) − U) for U >= 1/2, else scale·log(U + U)."""
+    y = np.asarray(outputs, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        m = (y - centre) / scale
+        guess = np.where(y >= centre, 1.0 - np.exp(-m) / 2.0, np.exp(m) / 2.0)
+    nearest = np.rint(np.nan_to_num(guess, nan=0.5) * 2.0**53)
+    found = np.zeros(y.shape, dtype=bool)
+    for offset in range(-window, window + 1):
+        u = np.clip(nearest + offset, 1, 2**53 - 1) * GRID
+        noise = np.where(u >= 0.5, 0.0 - scale * _LOG((2.0 - u) - u), scale * _LOG(u + u))
+        found |= centre + noise == y
+    return found
+
+
+@attrs.frozen
+class NumpyLaplaceReachable(ValueStatistic):
+    """The fraction of a release's coordinates reachable from ``centre`` by ``TextbookLaplace``."""
+
+    centre: np.ndarray = attrs.field(eq=False)
+    scale: float
+    side: str
+
+    @property
+    def name(self) -> str:
+        return f"fraction of coordinates reachable from the answer on {self.side} by float Laplace"
+
+    def _reduce(self, values: np.ndarray) -> np.ndarray:
+        return numpy_laplace_reachable(values, self.centre, self.scale).mean(axis=1)
+
+
+def _direct_releases(node):
+    """Release nodes whose query reads the graph's input itself (not a part, subsample, transform)."""
+    if isinstance(node, nodes.Release):
+        yield node
+    elif isinstance(node, nodes.HaltIf):
+        yield node.release
+    elif isinstance(node, nodes.Sequence):
+        for child in node.nodes:
+            yield from _direct_releases(child)
+    elif isinstance(node, (nodes.Conditional, nodes.Absorb)):
+        yield from _direct_releases(node.node)
+
+
+def low_bit_statistics(graph, pair) -> list[FieldStatistic]:
+    """For each ``TextbookLaplace`` release of ``graph`` that reads its input and no earlier
+    output: reachability from its answer on either side of ``pair`` (fixed before sampling)."""
+    found = []
+    for release in _direct_releases(graph.root):
+        if not isinstance(release.mechanism, TextbookLaplace) or release.uses:
+            continue
+        for side, data in zip(("D", "D'"), pair):
+            centre = np.asarray(release.query(graph.validate(data)), dtype=float).ravel()
+            found.append(FieldStatistic(NumpyLaplaceReachable(centre, release.mechanism.scale, side), release.name))
+    return found

@@ -93,12 +93,16 @@ def _checked_statistics(statistics: Sequence[Callable]) -> list[tuple[str, Calla
     return checked
 
 
-def _statistics(result: PairSamples, extra: list[tuple[str, Callable]]) -> list[Statistic]:
-    """The fitted statistics of a pair, then the caller's (when some output was released)."""
+def _statistics(fn: Callable, pair, result: PairSamples, extra: list[tuple[str, Callable]]) -> list[Statistic]:
+    """The fitted statistics of a pair, the runner's own for this pair (a graph's low-order-bit
+    statistics), then the caller's (when some output was released). All are fixed before the
+    test half is counted."""
     first, second = result.train
     shape = first.shape if first.shape is not None else second.shape
     custom = [Custom(function, label, shape) for label, function in extra] if shape is not None else []
-    return fit_statistics(first, second) + custom
+    own = fn.pair_statistics(pair) if callable(getattr(fn, "pair_statistics", None)) else []
+    present = {field for field, _ in first.fields}
+    return fit_statistics(first, second) + [s for s in own if s.field in present] + custom
 
 
 def _evaluate(candidate: Candidate, test: tuple[Outputs, Outputs], delta: float, level: float) -> EventTest:
@@ -164,8 +168,9 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
         sampled = sample_pairs(fn, pairs, root.entropy, half_sizes, executor, tracker.advance)
     planned_level = bonferroni_level(confidence, planned)
     chosen = [result if isinstance(result, str)
-              else choose_candidates(_statistics(result, extra), *result.train, delta, planned_level, events_per_pair)
-              for result in sampled]
+              else choose_candidates(_statistics(fn, pair, result, extra), *result.train, delta, planned_level,
+                                     events_per_pair)
+              for pair, result in zip(pairs, sampled)]
     tests = sum(len(c) for c in chosen if not isinstance(c, str))
     level = bonferroni_level(confidence, max(tests, 1))
     reports = tuple(

@@ -1,9 +1,13 @@
 """The ``fn(data, rng, size)`` the auditor samples, for estimators, graphs and mechanisms.
 
-Each runner returns outputs ``audit_pairs`` accepts: numbers and arrays as they are, a sequence
-of them flattened into one vector, a halted graph run as the name of the halting test that fired
-(a string: distinct tests stay distinct outcomes), and a ``Histogram`` as its frequencies over a
-fixed list of bins (0 for a bin not released), preceded by its offset when that is random.
+A graph run (registered estimators and graphs) is audited as a whole: the runner returns an
+``Observation`` of every value the plan releases (intermediate releases and halting-test values
+included, ``encode``d as flat vectors), and how the run ended: to the end, halted at a step, or
+with an error (its type and message). Errors are outcomes too, because a user sees them. The
+runner also proposes low-order-bit statistics for the textbook floating-point releases of a
+pair (``floating_point.low_bit_statistics``). A mechanism's runner returns its samples; a
+``Histogram`` becomes its frequencies over a fixed list of bins (0 for a bin not released),
+preceded by its offset when that is random.
 
 Pickling, for process pools: ``RunEstimator`` travels as the estimator's name and parameters and
 rebuilds the graph in the worker, so every registered estimator works in any pool; ``RunGraph``
@@ -22,33 +26,58 @@ import numpy as np
 from ..graph import Graph, registry
 from ..mechanisms import Mechanism
 from ..mechanisms.histogram import Histogram, HistogramLearner, cells
+from .floating_point import low_bit_statistics
+from .outputs import Observation
 
 
-def auditable(output: Any, bins: tuple[tuple[int, ...], ...] | None = None, random_offset: bool = False):
-    """``output`` as a number, an array, or None; see the module docstring."""
-    if output is None or isinstance(output, (str, int, float, np.number, np.ndarray)):
-        return output
-    if isinstance(output, Histogram):
-        if bins is None:
-            raise TypeError("a Histogram output needs the list of bins it may release; audit the HistogramLearner "
-                            "mechanism, or end the graph with a postprocess step that returns an array")
-        unknown = set(output.frequencies) - set(bins)
-        if unknown:
-            raise ValueError(f"the histogram released bins {sorted(unknown)} outside the bins of the audited inputs")
-        frequencies = [output.frequencies.get(key, 0.0) for key in bins]
-        return np.array(([output.offset] if random_offset else []) + frequencies)
-    if isinstance(output, (list, tuple)):
-        return np.concatenate([np.ravel(np.asarray(part, dtype=float)) for part in output])
-    raise TypeError(f"an output of type {type(output).__name__} cannot be audited: return numbers, arrays or a "
-                    "sequence of them (e.g. with a final postprocess step)")
+def histogram_vector(histogram: Histogram, bins: tuple[tuple[int, ...], ...], random_offset: bool) -> np.ndarray:
+    """A histogram learner's output as its frequencies over ``bins`` (0 for a bin not released),
+    preceded by its offset when that is random."""
+    unknown = set(histogram.frequencies) - set(bins)
+    if unknown:
+        raise ValueError(f"the histogram released bins {sorted(unknown)} outside the bins of the audited inputs")
+    frequencies = [histogram.frequencies.get(key, 0.0) for key in bins]
+    return np.array(([histogram.offset] if random_offset else []) + frequencies)
 
 
-def _graph_runs(graph: Graph, data, rng: np.random.Generator, size: int) -> list:
+#: A released mapping (a histogram's bins) is audited as its size and its heaviest items.
+MAPPING_ITEMS = 8
+
+
+def encode(value: Any) -> np.ndarray:
+    """A released value as a flat float vector: numbers and arrays flattened, sequences and attrs
+    values joined (scalar fields first), a mapping as its size then its ``MAPPING_ITEMS`` largest
+    (key, value) items."""
+    if value is None:
+        return np.zeros(0)
+    if isinstance(value, dict):
+        items = sorted(value.items(), key=lambda item: (-float(item[1]), item[0]))[:MAPPING_ITEMS]
+        return np.concatenate([[float(len(value))]] + [np.append(np.ravel(np.asarray(key, dtype=float)), float(v))
+                                                      for key, v in items])
+    if attrs.has(type(value)):
+        parts = [getattr(value, field.name) for field in attrs.fields(type(value))]
+        parts.sort(key=lambda part: isinstance(part, dict))  # fixed-width fields before mappings
+        return _joined(parts)
+    if isinstance(value, (list, tuple)):
+        return _joined(value)
+    array = np.asarray(value)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"a released value of type {type(value).__name__} cannot be audited: release numbers, "
+                        "arrays, sequences of them, mappings or attrs values of them")
+    return array.astype(float).ravel()
+
+
+def _joined(parts) -> np.ndarray:
+    return np.concatenate([encode(part) for part in parts]) if len(parts) else np.zeros(0)
+
+
+def _graph_runs(graph: Graph, data, rng: np.random.Generator, size: int) -> list[Observation]:
     data = graph.validate(data)
+    releases = graph.plan().releases
     runs = []
     for _ in range(size):
-        output, halted_by, _ = graph.execute(data, rng)
-        runs.append(halted_by if halted_by is not None else auditable(output))
+        outputs, ending = graph.observe(data, rng, releases)
+        runs.append(Observation(tuple((name, encode(value)) for name, value in outputs.items()), ending))
     return runs
 
 
@@ -59,8 +88,11 @@ class RunEstimator:
     name: str
     params: dict = attrs.field(eq=False)
 
-    def __call__(self, data, rng: np.random.Generator, size: int) -> list:
+    def __call__(self, data, rng: np.random.Generator, size: int) -> list[Observation]:
         return _graph_runs(registry.estimator(self.name, **self.params), data, rng, size)
+
+    def pair_statistics(self, pair) -> list:
+        return low_bit_statistics(registry.estimator(self.name, **self.params), pair)
 
 
 @attrs.frozen
@@ -69,8 +101,11 @@ class RunGraph:
 
     graph: Graph
 
-    def __call__(self, data, rng: np.random.Generator, size: int) -> list:
+    def __call__(self, data, rng: np.random.Generator, size: int) -> list[Observation]:
         return _graph_runs(self.graph, data, rng, size)
+
+    def pair_statistics(self, pair) -> list:
+        return low_bit_statistics(self.graph, pair)
 
 
 def reachable_bins(learner: HistogramLearner, inputs: Sequence) -> tuple[tuple[int, ...], ...]:
@@ -98,7 +133,7 @@ class RunMechanism:
     def __call__(self, value, rng: np.random.Generator, size: int):
         samples = self.mechanism.sample(value, rng, size)
         if isinstance(self.mechanism, HistogramLearner):
-            return [auditable(h, self.bins, self.mechanism.offset is None) for h in samples]
+            return [histogram_vector(h, self.bins, self.mechanism.offset is None) for h in samples]
         return samples
 
     def for_inputs(self, inputs: Sequence) -> "RunMechanism":

@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 import attrs
 import numpy as np
 
-from .outputs import Outputs, common_shape
+from .outputs import Outputs, common_fields, common_shape
 
 BATCHES_PER_HALF = 16
 MIN_BATCH = 256
@@ -89,9 +89,11 @@ def _assemble(plan: list[_Batch], results: Sequence[Callable[[], Outputs]]) -> P
             parts[batch.side, batch.half].append(result())
         except Exception as exc:  # the mechanism's own failure: recorded, never swallowed
             return f"{SIDES[batch.side]}, {HALVES[batch.half]} batch {batch.index}: {type(exc).__name__}: {exc}"
+    every = [part for value in parts.values() for part in value]
     try:
-        shape = common_shape([part for value in parts.values() for part in value])  # one across sides and halves
-        joined = {key: Outputs.concatenate(value, shape) for key, value in parts.items()}
+        fields = common_fields(every)  # observations of graph runs: one layout across sides and halves
+        shape = None if fields else common_shape(every)
+        joined = {key: Outputs.concatenate(value, shape, fields) for key, value in parts.items()}
     except ValueError as exc:
         return f"ValueError: {exc}"
     return PairSamples(train=(joined[0, 0], joined[1, 0]), test=(joined[0, 1], joined[1, 1]))

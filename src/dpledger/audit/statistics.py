@@ -12,16 +12,20 @@ training outputs of both sides of a pair and proposes:
   count of +1 entries;
 - whenever a training run halted: the halting indicator, and the halt reason when several occur.
 
-A caller may add its own reductions (``Custom``), fixed before sampling: e.g. a test on the
-low-order bits of floating-point outputs (``floating_point``), which no generic statistic sees.
+Observations of graph runs (``outputs.Observation``) get these statistics for every released
+field separately (``FieldStatistic``: a run that halted later still counts for the fields it
+released), plus the halting ones; the runner adds low-order-bit statistics for each textbook
+floating-point release (``floating_point``). A caller may add its own reductions (``Custom``),
+fixed before sampling.
 
-Every statistic is NaN on halted runs except the halting ones, so threshold events never contain
-halted runs; the halting statistics cover those runs.
+Every statistic is NaN on runs that did not release what it reads, so threshold events never
+contain them; the halting statistics cover those runs.
 """
 
 from __future__ import annotations
 
 import abc
+import warnings
 
 from typing import Callable, ClassVar
 
@@ -58,7 +62,8 @@ class ValueStatistic(Statistic):
         if outputs.shape is None:  # every run halted
             return np.full(len(outputs), np.nan)
         values = np.array(self._reduce(outputs.values), dtype=float)
-        values[outputs.halted] = np.nan
+        if not outputs.fields:  # an observation's halted run may have released the values read
+            values[outputs.halted] = np.nan
         return values
 
     @abc.abstractmethod
@@ -184,9 +189,39 @@ class Custom(ValueStatistic):
         return result
 
 
+@attrs.frozen
+class FieldStatistic(Statistic):
+    """``inner`` on the columns of one released field of an observation, NaN on runs that did not
+    release it (whether or not they halted later). A field is released where its first column is
+    a number (``runners.encode`` pads variable-length values with NaN after it)."""
+
+    inner: Statistic
+    field: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.inner.name} of {self.field!r}"
+
+    @property
+    def ops(self) -> tuple[str, ...]:
+        return self.inner.ops
+
+    def __call__(self, outputs: Outputs) -> np.ndarray:
+        return self.inner(field_outputs(outputs, self.field))
+
+
+def field_outputs(outputs: Outputs, field: str) -> Outputs:
+    """The columns of ``field`` as plain outputs, "released" exactly where the field is present."""
+    values = outputs.values[:, outputs.columns(field)]
+    present = ~np.isnan(values[:, 0]) if values.shape[1] else np.zeros(len(values), dtype=bool)
+    return Outputs(values, np.where(present, "", "absent"), (values.shape[1],))
+
+
 def _standardised_mean_difference(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    spread = np.sqrt((first.var(axis=0) + second.var(axis=0)) / 2) + 1e-12
-    return np.abs(first.mean(axis=0) - second.mean(axis=0)) / spread
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (padding) are ranked last
+        spread = np.sqrt((np.nanvar(first, axis=0) + np.nanvar(second, axis=0)) / 2) + 1e-12
+        return np.nan_to_num(np.abs(np.nanmean(first, axis=0) - np.nanmean(second, axis=0)) / spread, nan=-1.0)
 
 
 def _vector_statistics(first: np.ndarray, second: np.ndarray, shape: tuple[int, ...]) -> list[Statistic]:
@@ -197,7 +232,7 @@ def _vector_statistics(first: np.ndarray, second: np.ndarray, shape: tuple[int, 
     else:
         order = np.argsort(-_standardised_mean_difference(first, second), kind="stable")
     found: list[Statistic] = [Coordinate(int(i), shape) for i in np.sort(order[:MAX_COORDINATES])]
-    if len(first) and len(second):
+    if len(first) and len(second) and not (np.isnan(first).any() or np.isnan(second).any()):
         difference = first.mean(axis=0) - second.mean(axis=0)
         length = np.linalg.norm(difference)
         if length > 0:
@@ -215,14 +250,21 @@ def _vector_statistics(first: np.ndarray, second: np.ndarray, shape: tuple[int, 
 def fit_statistics(first: Outputs, second: Outputs) -> list[Statistic]:
     """Statistics to search for events, chosen from the training outputs of M(D) and M(D').
 
-    The released outputs of both sides must share one shape (``sampling`` checks this).
+    The released outputs of both sides must share one shape (``sampling`` checks this); for
+    observations, the statistics of each field are fitted on the runs that released it.
     """
-    shape = first.shape if first.shape is not None else second.shape
     found: list[Statistic] = []
-    if shape == ():
-        found.append(Output())
-    elif shape is not None:
-        found.extend(_vector_statistics(first.released, second.released, shape))
+    if first.fields:
+        for field, width in first.fields:
+            parts = field_outputs(first, field), field_outputs(second, field)
+            inner = [Output()] if width == 1 else _vector_statistics(parts[0].released, parts[1].released, (width,))
+            found.extend(FieldStatistic(statistic, field) for statistic in inner)
+    else:
+        shape = first.shape if first.shape is not None else second.shape
+        if shape == ():
+            found.append(Output())
+        elif shape is not None:
+            found.extend(_vector_statistics(first.released, second.released, shape))
     reasons = sorted(set(first.reasons[first.halted]) | set(second.reasons[second.halted]))
     if reasons:
         found.append(Halted())

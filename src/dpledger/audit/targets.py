@@ -15,8 +15,8 @@ import attrs
 import numpy as np
 
 from ..graph import Graph, registry
-from ..mechanisms import (Exponential, Gaussian, HistogramLearner, Laplace, Mechanism, ReportNoisyMax, TopKPeeling,
-                          TruncatedLaplace)
+from ..mechanisms import (DiscreteLaplace, Exponential, Gaussian, HistogramLearner, Laplace, Mechanism, ReportNoisyMax,
+                          TextbookGaussian, TextbookLaplace, TextbookTruncatedLaplace, TopKPeeling, TruncatedLaplace)
 from ..relations import AddRemoveOne, EdgeAdjacency, ReplaceOne
 from .runners import RunEstimator, RunGraph, RunMechanism
 
@@ -24,6 +24,9 @@ from .runners import RunEstimator, RunGraph, RunMechanism
 EXAMPLE_NEIGHBOURS = 4
 #: candidate scores of a selection mechanism's default pair
 DEFAULT_CANDIDATES = 4
+#: noise mechanisms whose pairs are answers at most their sensitivity apart
+NOISE = (Laplace, TruncatedLaplace, Gaussian, DiscreteLaplace, TextbookLaplace, TextbookTruncatedLaplace,
+         TextbookGaussian)
 
 
 @attrs.frozen
@@ -127,8 +130,8 @@ def _mechanism(mechanism: Mechanism) -> Target:
         moved[0] = 2.5 * width  # a bin only D' fills: the path the threshold's δ pays for
         return Target(**base, relation=ReplaceOne(), defaults=((points, moved),), neighbours=ReplaceOne().neighbours)
     sensitivity = getattr(mechanism, "sensitivity", None)
-    if isinstance(mechanism, (Laplace, TruncatedLaplace, Gaussian)):
-        norm = 2 if isinstance(mechanism, Gaussian) else 1
+    if isinstance(mechanism, NOISE):
+        norm = 2 if isinstance(mechanism, (Gaussian, TextbookGaussian)) else 1
         return Target(**base, relation=ValueNeighbours(norm, sensitivity), defaults=((0.0, sensitivity),))
     if isinstance(mechanism, (Exponential, ReportNoisyMax, TopKPeeling)):
         monotone = getattr(mechanism, "monotonic", False)

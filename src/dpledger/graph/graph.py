@@ -81,10 +81,28 @@ class Graph:
         The released values are exactly those named by the plan's ``releases`` (pass them to
         skip planning again), in plan order; a halted run holds those released before the halt.
         """
+        output, halted_by, outputs, error = self._run(data, rng, releases)
+        if error is not None:
+            raise error
+        return output, halted_by, outputs
+
+    def observe(self, data, rng: np.random.Generator, releases: tuple[str, ...] | None = None) -> tuple[dict, str]:
+        """Everything a run on validated data shows, for the auditor: (released values, ending),
+        the ending "" for a run to the end, the halting step's name, or the error raised
+        ("TypeName: message"); errors are outcomes here, never raised."""
+        _, halted_by, outputs, error = self._run(data, rng, releases)
+        if error is not None:
+            return outputs, f"{type(error).__name__}: {error}"
+        return outputs, "" if halted_by is None else halted_by
+
+    def _run(self, data, rng, releases):
         names = self.plan().releases if releases is None else releases
         state = RunState(rng)
+        output = halted_by = error = None
         try:
-            output, halted_by = self.root.execute(data, state, self.root.name), None
+            output = self.root.execute(data, state, self.root.name)
         except Halt as halt:
-            output, halted_by = None, halt.test
-        return output, halted_by, {name: state.outputs[name] for name in names if name in state.outputs}
+            halted_by = halt.test
+        except Exception as exc:  # noqa: BLE001 - the caller decides: execute raises it, observe records it
+            error = exc
+        return output, halted_by, {name: state.outputs[name] for name in names if name in state.outputs}, error

@@ -34,12 +34,16 @@ class EstimatorInfo:
     ``utility(epsilon, rng) -> (params, data, error)``, when given, makes the public parameters
     at ``epsilon``, a synthetic input with a known truth, and ``error(output) -> float``, the
     error of a released output against that truth: ``dpledger.utility`` plots it against ε.
+    ``stress(rng) -> (params, pairs)``, when given, makes parameters and neighbouring pairs that
+    push the estimator's data-dependent code to its limits (a solver's hardest inputs, clamps,
+    halting tests): the suite audits the estimator on them too.
     """
 
     name: str
     factory: Callable[..., Graph]
     example: Callable | None = None
     utility: Callable | None = None
+    stress: Callable | None = None
 
     @property
     def parameters(self) -> dict[str, inspect.Parameter]:
@@ -51,13 +55,14 @@ class EstimatorInfo:
 
 
 def register(name: str, *, example: Callable | None = None, utility: Callable | None = None,
-             replace: bool = False) -> Callable:
+             stress: Callable | None = None, replace: bool = False) -> Callable:
     """Decorator: register ``factory(**public_params) -> Graph`` under ``name``; ``example(rng)``
     returns ``(params, data)``: small public parameters and a synthetic input (for audits);
-    ``utility(epsilon, rng)`` returns ``(params, data, error)`` (for privacy–utility curves)."""
+    ``utility(epsilon, rng)`` returns ``(params, data, error)`` (for privacy–utility curves);
+    ``stress(rng)`` returns ``(params, pairs)``: neighbouring pairs at the estimator's limits."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"estimator name must be a non-empty string, got {name!r}")
-    for label, hook in (("example", example), ("utility", utility)):
+    for label, hook in (("example", example), ("utility", utility), ("stress", stress)):
         if hook is not None and not callable(hook):
             raise TypeError(f"@register({name!r}): {label} must be callable or None, got {hook!r}")
 
@@ -69,7 +74,7 @@ def register(name: str, *, example: Callable | None = None, utility: Callable | 
             if existing is not None and existing.factory is not factory and not replace:
                 raise ValueError(f"an estimator named {name!r} is already registered ({existing.factory!r}); "
                                  "pass replace=True to override it")
-            _factories[name] = EstimatorInfo(name, factory, example, utility)
+            _factories[name] = EstimatorInfo(name, factory, example, utility, stress)
         return factory
 
     return decorate

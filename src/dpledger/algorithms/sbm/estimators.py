@@ -58,11 +58,26 @@ def _degree_steps(n: int, epsilon: float) -> list:
 
 
 def _example(n: int, p: float = 0.9, q: float = 0.1, **extra):
-    """Synthetic input for audits: a small two-community SBM and its public parameters."""
+    """Synthetic input for audits: a small two-community SBM and its public parameters, with d
+    left out so that the default degree estimate (an integer release) is audited too."""
     def example(rng):
         params, adjacency, _ = _sample(n, p, q, 1.0, rng)
-        return {**params, **extra}, adjacency
+        return {key: value for key, value in params.items() if key != "d"} | extra, adjacency
     return example
+
+
+def _stress(**extra):
+    """The projection's hardest edge-adjacent pair we know: n = 8, d = 1e-5, γ = 0.1 (|Y| ~ 1e6),
+    2 vs 3 edges of a seeded walk. A fixed τ = 1e-7 was certified on one and never on the other."""
+    def stress(rng):
+        rows, cols = np.triu_indices(8, k=1)
+        order = np.random.default_rng(0).permutation(len(rows))[:3]
+        three = np.zeros((8, 8))
+        three[rows[order], cols[order]] = three[cols[order], rows[order]] = 1.0
+        two = three.copy()
+        two[rows[order[2]], cols[order[2]]] = two[cols[order[2]], rows[order[2]]] = 0.0
+        return {"epsilon": 1.0, "n": 8, "d": 1e-5, "gamma": 0.1, **extra}, [(two, three)]
+    return stress
 
 
 def _utility(n: int, p: float, q: float, **extra):
@@ -92,7 +107,8 @@ def _graph(name: str, n: int, eps_degree: float, body, description: str) -> Grap
     return Graph(root, EdgeAdjacency(), name=name, check_input=check, description=description)
 
 
-@register("sbm.weak", example=_example(8, delta=1e-3), utility=_utility(300, 0.5, 0.1, delta=1e-6))
+@register("sbm.weak", example=_example(8, delta=1e-3), utility=_utility(300, 0.5, 0.1, delta=1e-6),
+          stress=_stress(delta=1e-3))
 def weak(epsilon: float, delta: float, n: int, d: float | None = None, gamma: float | None = None,
          alpha: float | None = None, beta: float | None = None, target: float | None = None,
          degree_share: float = 0.1) -> Graph:
@@ -104,7 +120,8 @@ def weak(epsilon: float, delta: float, n: int, d: float | None = None, gamma: fl
     return _graph("sbm.weak", n, eps_degree, body, "weak recovery, Algorithm C.4")
 
 
-@register("sbm.exact", example=_example(8, delta=1e-3), utility=_utility(300, 0.5, 0.1, delta=1e-6))
+@register("sbm.exact", example=_example(8, delta=1e-3), utility=_utility(300, 0.5, 0.1, delta=1e-6),
+          stress=_stress(delta=1e-3))
 def exact(epsilon: float, delta: float, n: int, d: float | None = None, gamma: float | None = None,
           alpha: float | None = None, beta: float | None = None, target: float | None = None,
           degree_share: float = 0.1) -> Graph:
