@@ -1,4 +1,4 @@
-"""Speed and accuracy of the certified projection onto K = {X ⪰ 0, X_ii = 1/n} (DESIGN §7).
+"""Speed and accuracy of the certified projection onto K = {X ⪰ 0, X_ii = 1/n} (docs/proofs.md, "Certified solvers").
 
 1. n = 200: our semismooth Newton solver against cvxpy + SCS (default settings). Distances to the
    optimum are measured against a reference: our solver at target 1e-11 on a signed permutation

@@ -1,6 +1,6 @@
-"""Empirical privacy auditing (DESIGN §9): sample a mechanism on neighbouring pairs, choose
-distinguishing events on a training half, certify an ε lower bound on a test half with
-Clopper–Pearson bounds and a Bonferroni correction over every test.
+"""Empirical privacy auditing (docs/design.md, "Auditing a whole release"): sample a mechanism on
+neighbouring pairs, choose distinguishing events on a training half, certify an ε lower bound on
+a test half with Clopper–Pearson bounds and a Bonferroni correction over every test.
 
 ``audit`` audits an estimator, graph, mechanism or function, searching for revealing pairs;
 ``audit_pairs`` audits given pairs; ``floating_point`` holds statistics on the low-order bits

@@ -127,7 +127,7 @@ def audit(target, epsilon: float | None = None, delta: float | None = None, *, p
           data=None, samples: int = 100_000, confidence: float = 0.95, seed: int | None = None,
           executor: Executor | str | None = None, search_examples: int = 20, search_samples: int | None = None,
           audited_pairs: int = 2, statistics: Sequence[Callable] = (), progress: object = None) -> AuditReport:
-    """Audit the privacy claim of ``target`` empirically (DESIGN §9); see the module docstring.
+    """Audit the privacy claim of ``target`` empirically; see the module docstring.
 
     ``target``: a registered estimator's name (its ``example`` gives parameters and input, the
     graph its relation and planned guarantee), a ``Graph``, a ``Mechanism`` (pairs are query

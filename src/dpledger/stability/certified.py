@@ -4,7 +4,7 @@ Lemma B.1 (stability of strongly convex optimisation): if for neighbouring Y, Y'
 has a Z in K(Y) ∩ K(Y') with |f_Y(X) - f_Y'(Z)| <= α and |f_Y(Z) - f_Y'(Z)| <= α, and f_Y is
 κ-strongly convex, then ||X̂ - X̂'||² <= 12α/κ for the *exact* minimisers.
 
-A solver returns an approximation, so its error is part of the privacy proof (DESIGN §7). A
+A solver returns an approximation, so its error is part of the privacy proof (docs/proofs.md). A
 ``CertifiedSolution`` carries a feasible point and a proven bound on its distance to the exact
 minimiser (for a κ-strongly convex objective, sqrt(2·gap/κ) from a duality gap). A mechanism fixes
 an accuracy target τ *before* seeing data and calibrates its noise to Δ + 2τ (+ a floating-point

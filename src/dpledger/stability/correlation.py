@@ -1,4 +1,4 @@
-"""Certified projection onto K = {X ⪰ 0 symmetric, X_ii = 1/n} (DESIGN §7, §8).
+"""Certified projection onto K = {X ⪰ 0 symmetric, X_ii = 1/n} (docs/proofs.md, "Certified solvers").
 
 X* = argmin_{X∈K} ||X − Y||_F² equals (1/n)·NCM(nY), the scaled nearest correlation matrix. The
 weak-recovery mechanism releases it, so its accuracy enters the privacy proof: we return a feasible
