@@ -6,14 +6,16 @@ For σ in {1, 10, 1e3, 1e5, 1e6} (lattice units), draws per second of:
    (timed: the measurement call on a prepared Python list, returning a list);
 3. numpy's floating-point rng.normal / rng.laplace (not exact; the speed floor);
 4. the pure-Python reference exact.reference_discrete_laplace, on a smaller sample, per draw.
-All run side by side in one process: each repeat runs every sampler in turn, and the minimum
+Then the time per call of our two samplers on small arrays (1 to 500 draws, a loop of 2,000 calls;
+the Laplace at scale t/s = 1025 given unreduced, the Gaussian at σ² = 4150·4151), where the fixed
+cost of a call, not the draws, dominates. All run side by side in one process: each repeat runs every sampler in turn, and the minimum
 wall-clock time over the repeats is kept, since the 2-core machine is shared and noisy. The
 ratio column is the sampler's draws/s divided by ours (the exact sampler of the same family).
 opendp is not a dependency of dpledger: it is imported lazily and reported missing if absent
 (pip install opendp==0.16.0).
 
 Run: python benchmarks/exact_sampling.py [--quick]. The full run (2·10^6 draws a sampler, 3
-repeats, 2 for opendp at 10-35 s a call) takes about seven minutes here. Writes
+repeats, 2 for opendp at 10-35 s a call) takes about six minutes here. Writes
 results/exact_sampling.{json,md}.
 """
 
@@ -31,6 +33,8 @@ from dpledger.mechanisms.exact import discrete_gaussian, discrete_laplace, gauss
 from _common import publish, quick_run
 
 SIGMAS = (1, 10, 1_000, 100_000, 1_000_000)
+SMALL_SIZES = (1, 5, 50, 500)
+CALLS = 2_000
 
 
 def opendp_samplers(size: int) -> tuple[str | None, dict]:
@@ -93,7 +97,27 @@ def measure(size: int, reference_size: int, repeats: int) -> tuple[str | None, l
     return version, results
 
 
-def markdown(version: str | None, results: list[dict], size: int, reference_size: int) -> str:
+def per_call(repeats: int) -> list[dict]:
+    """Microseconds per call of our samplers on small arrays: minimum over repeats of a loop of CALLS calls."""
+    rng = np.random.default_rng(1)
+    samplers = {"discrete_laplace(1025·2^32, 2^32, size)": lambda n: discrete_laplace(1025 * 2**32, 2**32, n, rng),
+                "discrete_gaussian(4150, 4151, size)": lambda n: discrete_gaussian(4150, 4151, n, rng)}
+    rows = []
+    for name, draw in samplers.items():
+        for size in SMALL_SIZES:
+            best = np.inf
+            for _ in range(repeats):
+                start = time.perf_counter()
+                for _ in range(CALLS):
+                    draw(size)
+                best = min(best, (time.perf_counter() - start) / CALLS)
+            rows.append({"sampler": name, "size": size, "calls": CALLS, "repeats": repeats,
+                         "microseconds_per_call": best * 1e6, "load": round(os.getloadavg()[0], 2)})
+            print(f"{name}, size {size}: {best * 1e6:.1f} µs a call", flush=True)
+    return rows
+
+
+def markdown(version: str | None, results: list[dict], small: list[dict], size: int, reference_size: int) -> str:
     measured = f"opendp {version}" if version else "opendp: not installed (pip install opendp==0.16.0), not measured"
     lines = [
         "# Exact discrete Gaussian and Laplace sampling speed",
@@ -111,7 +135,13 @@ def markdown(version: str | None, results: list[dict], size: int, reference_size
     for row in sorted(results, key=key):
         lines.append(f"| {row['sampler']} | {row['sigma']:g} | {row['draws_per_second']:.3g} | "
                      f"{row['ratio_to_ours']:.3g} |")
-    loads = [r["load"] for r in results]
+    lines += ["", f"## Time per call on small arrays (minimum over repeats of a loop of {CALLS:,} calls)", "",
+              "| call | " + " | ".join(f"size {n}" for n in SMALL_SIZES) + " |",
+              "| --- |" + " --- |" * len(SMALL_SIZES)]
+    for name in dict.fromkeys(r["sampler"] for r in small):
+        cells = [f"{r['microseconds_per_call']:.0f} µs" for r in small if r["sampler"] == name]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    loads = [r["load"] for r in results + small]
     lines += ["", f"1-minute load average during the run: {min(loads)}–{max(loads)}."]
     return "\n".join(lines)
 
@@ -120,9 +150,10 @@ def main() -> None:
     quick = quick_run("2·10^5 draws a call, 2 repeats, 2,000 reference draws")
     size, reference_size, repeats = (200_000, 2_000, 2) if quick else (2_000_000, 20_000, 3)
     version, results = measure(size, reference_size, repeats)
+    small = per_call(repeats)
     data = {"opendp_version": version, "size": size, "reference_size": reference_size, "repeats": repeats,
-            "results": results}
-    publish("exact_sampling", data, markdown(version, results, size, reference_size))
+            "results": results, "per_call": small}
+    publish("exact_sampling", data, markdown(version, results, small, size, reference_size))
 
 
 if __name__ == "__main__":

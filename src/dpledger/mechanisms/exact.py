@@ -6,26 +6,28 @@ discrete Gaussian (Algorithm 3) from uniform integers with integer arithmetic on
 have exactly the stated distributions; rounding floating-point Laplace or normal draws does not,
 and its flaws leak through the released bits (Mironov 2012). The algorithms are run here three
 ways: as stated, one uniform per Bernoulli trial, with Python integers (``reference_*``: the
-oracle the tests compare against); a lean Python-int path (``_python_*``: any size of integer, a
-few µs a draw) for calls of a few draws and for values beyond int64; and on numpy arrays for
+oracle the tests compare against); a lean Python-int path (``_python_*``: any size of integer,
+2-4 µs a draw) for calls of a few draws and for values beyond int64; and on numpy arrays for
 every element still undecided ("rounds"), so that millions of draws take well under a second.
 
 Algorithm 1 for γ = a/b in [0, 1] counts K = 1, 2, ... while Bernoulli(γ/K) succeeds and returns
-"K odd"; it gets past step k with probability P(K > k) = γ^k/k!. Its first j steps are decided
-by one uniform R on [0, N), N = b^j·j!: T_k = a^k·b^(j-k)·j!/k! is an integer, T_k/N = γ^k/k!,
-and N = T_0 >= T_1 >= ... >= T_j (T_k/T_(k-1) = γ/k <= 1), so "K > k" is the event R < T_k for
-k <= j. Only when R < T_j (K > j) does the loop go on, from step j + 1 with fresh uniforms as the
-algorithm itself would; then P(K > k) = γ^k/k! for every k, so "K odd" is exactly
-Bernoulli(exp(-γ)). For γ = 1 (a = b = 1, j = 8) the outcome of each of the 8! values of R is a
-table.
+"K odd" (P(K > k) = γ^k/k!). The numpy path decides j steps at a time with one uniform: from
+step k, with R uniform on [0, N), N = b^j·k(k + 1)···(k + j - 1), the integers T_i =
+a^i·b^(j-i)·(k + i)···(k + j - 1) have T_0 = N, T_i/T_(i-1) = γ/(k + i - 1) <= 1 and
+T_i/N = γ/k·γ/(k + 1)···γ/(k + i - 1), the probability that steps k, ..., k + i - 1 all pass. So
+the events R < T_i are nested with exactly the algorithm's probabilities, and K = k + #{i <= j :
+R < T_i} unless R < T_j (all j steps passed): then the loop goes on from step k + j with fresh
+uniforms, as the algorithm itself would, independently of how it got there. For γ = 1 (a = b =
+1, k = 1, j = 8) both fast paths look the outcome up in a table of the 8! values of R.
 
 Exactness assumes only that ``Generator.integers(0, b)`` is exactly uniform on [0, b) (numpy:
-Lemire's method with rejection). Each uniform is used once, and what it is used for depends only
-on earlier outcomes, so each element follows its algorithm exactly and the elements are
-independent; uniforms drawn but not needed are discarded. Rejected candidates are the
-algorithms' own retry loop: the candidates are independent and identically distributed, so the
-accepted ones, taken in the order drawn, are independent draws of the target (surplus ones are
-discarded). No exp, log or float enters the sampling path.
+Lemire's method with rejection; the Python-int path draws blocks of words on [0, 2**62) and
+turns them into uniforms below any bound by rejection, _Uniforms). Each uniform is used once,
+and what it is used for depends only on earlier outcomes, so each element follows its algorithm
+exactly and the elements are independent; uniforms drawn but not needed are discarded. Rejected
+candidates are the algorithms' own retry loop: the candidates are independent and identically
+distributed, so the accepted ones, taken in the order drawn, are independent draws of the target
+(surplus ones are discarded). No exp, log or float enters the sampling path.
 """
 
 from __future__ import annotations
@@ -120,7 +122,9 @@ class _Uniforms:
     def below(self, m: int) -> int:
         if m <= _WORD:
             while True:
-                w = self._word()
+                w = next(self._words, None)  # self._word(), inlined: this is the hot path
+                if w is None:
+                    w = self._word()
                 r = w % m
                 if w - r <= _WORD - m:
                     return r
@@ -136,7 +140,8 @@ class _Uniforms:
 
 
 def _uniforms(rng: np.random.Generator, draws: int) -> _Uniforms:
-    """A word source for about ``draws`` draws (about ten words a draw; more blocks if needed)."""
+    """A word source for ``draws`` draws (a Laplace draw takes about six uniforms, a Gaussian ten;
+    another block is drawn when one runs out)."""
     return _Uniforms(rng, min(16 * draws + 16, 2**14))
 
 
@@ -166,16 +171,17 @@ def _python_bernoulli_exp(a: int, b: int, below) -> bool:
 
 
 def _python_laplace(t: int, s: int, below) -> int:
-    """One draw with P(z) ∝ exp(-|z|·s/t) (Algorithm 2) with Python ints of any size."""
+    """One draw with P(z) ∝ exp(-|z|·s/t) (Algorithm 2) with Python ints of any size; U and the
+    sign from one uniform on [0, 2t), as in _laplace_candidates."""
     while True:
-        u = below(t)
+        u, negative = divmod(below(2 * t), 2)
         if not _python_bernoulli_exp(u, t, below):
             continue
         v = 0
         while _python_exp_one(below):
             v += 1
         y = (u + t * v) // s
-        if below(2) == 0:
+        if not negative:
             return y
         if y:
             return -y
@@ -189,23 +195,26 @@ def _python_gaussian(t: int, m: int, below) -> int:
             return y
 
 
-# Calls of at most this many draws take the Python-int path: there a draw costs a few µs, and a
-# numpy round at least that much.
-_FEW = 16
+# Laplace calls of at most this many draws take the Python-int path (about 2.5 µs a draw, against
+# about 60 µs for a numpy batch), and Gaussian calls of at most twice as many (4 µs against 130).
+_FEW = 20
 
 # Integer safety of the int64 fast path, in one place. Its int64 inputs lie in [0, _SAFE]: they
-# are admitted only where _within(value, 1). The products it forms are formed only where
-# _within(a, b) holds, and for integers a >= 0, b >= 1: a <= _SAFE // b <=> a·b <= _SAFE. They
-# are: Algorithm 1's uniform bound b^j·j! (j from _steps) and thresholds T_k, computed as
-# a^k·(b^(j-k)·j!/k!) with a <= b, so every factor and partial product is at most b^j·j!; its
-# later bound b·k (Bernoulli(a/(b·k))); whole·b <= a in the reduction of γ > 1; t·(V + 1)
-# (Algorithm 2) and x·x (Algorithm 3). Its other arithmetic cannot leave int64 either: U + t·V <
-# t·(V + 1); a // b, negation of values in range; |Y| - m lies in [-m, |Y|] for an int64 draw Y
-# and 1 <= m <= 2**40; the counters k (a Python int) and V grow by at most four a round; table
-# draws are below 8!. Where a check fails: the Bernoulli(a/(b·k)) of Algorithm 1's later steps
-# is drawn as Bernoulli(a/b)·Bernoulli(1/k) (no product); U + t·V and x² are computed in Python
-# ints (arbitrary precision) for those elements; elements whose inputs exceed _SAFE take the
-# Python-int path.
+# are admitted only where _within(value, 1), and the Laplace's t where _within(t, 2), for the
+# bound 2t of (U, sign). The products it forms are formed only where _within(a, b) holds, and
+# for integers a >= 0, b >= 1: a <= _SAFE // b <=> a·b <= _SAFE. They are: the bound N =
+# b^j·k···(k + j - 1) of a chunk of Algorithm 1, a product that _steps builds factor by factor
+# under that check (in Python ints, for the largest b), and its thresholds T_i =
+# a^i·(b^(j-i)·(k + i)···(k + j - 1)), the factor in brackets a suffix of N's product and a^i <=
+# b^i as a <= b, so that every partial product is at most N; whole·b <= a in the reduction of
+# γ > 1; t·(V + 1) (Algorithm 2) and x·x (Algorithm 3). Its other arithmetic cannot leave int64
+# either: U + t·V < t·(V + 1); a // b, W // 2, W mod 2, negation of values in range; |Y| - m
+# lies in [-m, |Y|] for an int64 draw Y and 1 <= m <= 2**40; a chunk's count of steps passed is
+# at most _STEPS (int8), and K (from the Python int k), V and the γ > 1 count grow by at most
+# _STEPS or _WIDTH a round; table draws are below 8!. Where a check fails: a step of Algorithm 1
+# with b·k > _SAFE is drawn as Bernoulli(a/b)·Bernoulli(1/k) (no product); U + t·V and x² are
+# computed in Python ints (arbitrary precision) for those elements; elements whose inputs exceed
+# _SAFE take the Python-int path.
 _SAFE = 2**62
 
 # Largest discrete Laplace scale t/s and Gaussian t, m (so sigma <= 2**40). A draw has
@@ -221,10 +230,10 @@ MAX_SCALE = 2**40
 # reached with probability γ^6/6! <= 1/720, rarely enough not to pay for more thresholds.
 _STEPS = 6
 
-# Rounds with more elements still running than this draw one Bernoulli(exp(-1)) trial for each
-# (fewest spare trials); smaller rounds draw _WIDTH (fewest rounds).
-_WIDE = 4096
-_WIDTH = 4
+# Rounds of more than _WIDE elements draw one Bernoulli(exp(-1)) trial for each (fewest spare
+# trials); smaller rounds draw _WIDTH for each (fewest rounds: a run of six has probability e**-6).
+_WIDE = 128
+_WIDTH = 6
 
 
 def _within(values, factor):
@@ -233,76 +242,70 @@ def _within(values, factor):
 
 
 def _at(values, index):
-    """``values[index]``, or ``values`` itself when it is one scalar shared by all elements."""
-    return values if np.ndim(values) == 0 else values[index]
+    """``values[index]``, or ``values`` itself when it is one int shared by all elements."""
+    return values[index] if isinstance(values, np.ndarray) else values
 
 
 def _int64(values):
-    """Values already checked to be within _SAFE, as int64 (a scalar stays a Python int)."""
-    return values if np.ndim(values) == 0 else values.astype(np.int64, copy=False)
+    """Values already checked to be within _SAFE, as int64 (a shared int stays a Python int)."""
+    return values.astype(np.int64, copy=False) if isinstance(values, np.ndarray) else values
 
 
-def _steps(b: int) -> int:
-    """j for Algorithm 1 with denominators up to b: the largest j <= _STEPS with b^j·j! <= _SAFE
-    (j = 1 always qualifies, as b <= _SAFE)."""
-    j, span = 1, b
-    while j < _STEPS and _within(span, b * (j + 1)):
+def _steps(b: int, k: int) -> int:
+    """j for a chunk of Algorithm 1 from step k with denominators up to b: the largest j <= _STEPS
+    with N = b^j·k·(k + 1)···(k + j - 1) <= _SAFE (j = 0 where b·k > _SAFE). N grows with b, so
+    it is within _SAFE for every denominator up to b."""
+    j, span = 0, 1
+    while j < _STEPS and _within(span, b * (k + j)):
+        span *= b * (k + j)
         j += 1
-        span *= b * j
     return j
 
 
-def _bernoulli_ratio(numerator, denominator, k: int, size: int, rng: np.random.Generator) -> np.ndarray:
-    """Bernoulli(numerator / (denominator·k)), for int64 0 <= numerator <= denominator <= _SAFE."""
-    if np.all(_within(denominator, k)):
-        return rng.integers(0, denominator * k, size=size) < numerator
-    # denominator·k could overflow: use the product of Bernoulli(numerator/denominator) and Bernoulli(1/k).
-    return (rng.integers(0, denominator, size=size) < numerator) & (rng.integers(0, k, size=size) == 0)
-
-
-def _bernoulli_exp_tail(numerator, denominator, k: int, size: int, rng: np.random.Generator) -> np.ndarray:
-    """"K odd" for elements known to be past step k - 1 of Algorithm 1: its loop from step k on,
-    in lockstep; round k draws Bernoulli(γ/k) for each element still running, a failure sets K = k."""
-    result = np.empty(size, dtype=bool)
-    running = np.arange(size)
-    while running.size:
-        more = _bernoulli_ratio(_at(numerator, running), _at(denominator, running), k, running.size, rng)
-        result[running[~more]] = k % 2 == 1
-        running = running[more]
-        k += 1
+def _algorithm1(numerator: np.ndarray, denominator, rng: np.random.Generator, k: int = 1) -> np.ndarray:
+    """K of Algorithm 1 (int64) for γ = numerator/denominator in [0, 1] (int64, denominator an
+    array alike or one shared int), for elements past its step k - 1: its loop from step k on, in
+    chunks of j steps decided by one uniform R on [0, N) an element (_steps; module docstring):
+    steps k, ..., k + i - 1 all pass iff R < T_i = a^i·b^(j-i)·(k + i)···(k + j - 1), so K =
+    k + #{i : R < T_i} unless R < T_j: those elements are past all j steps and go on to the next
+    chunk. Where b·k > _SAFE (j = 0), step k is Bernoulli(a/b)·Bernoulli(1/k), with no product."""
+    result = np.empty(numerator.size, dtype=np.int64)
+    running = slice(None)  # all elements, in the first chunk
+    a, b, shared = numerator, denominator, not isinstance(denominator, np.ndarray)
+    while a.size:
+        j = _steps(b if shared else int(b.max()), k)
+        if j == 0:
+            more = (rng.integers(0, b, size=a.size) < a) & (rng.integers(0, k, size=a.size) == 0)
+            passed, j = 0, 1
+        else:
+            # factors[i] = b^i·(k + j - i)···(k + j - 1), so that T_i = a^i·factors[j - i] and N = factors[j]
+            factors = [1]
+            for i in range(j):
+                factors.append(factors[-1] * (b * (k + j - 1 - i)))
+            r = rng.integers(0, factors[j], size=a.size)
+            passed, power = np.zeros(a.size, dtype=np.int8), a  # steps passed (<= j <= _STEPS); a^i
+            for i in range(1, j + 1):
+                if i > 1:
+                    power = power * a
+                more = r < power * factors[j - i]
+                passed += more
+        result[running] = np.add(passed, k, dtype=np.int64)  # K, final where the element stops
+        running = np.flatnonzero(more) if isinstance(running, slice) else running.compress(more)
+        a, b, k = a.compress(more), b if shared else b.compress(more), k + j
     return result
 
 
 def _bernoulli_exp_unit(numerator: np.ndarray, denominator, rng: np.random.Generator) -> np.ndarray:
-    """Bernoulli(exp(-γ)), γ = numerator/denominator in [0, 1] (int64, denominator an array alike or
-    one shared int): Algorithm 1 with its first j steps decided by one uniform R (module docstring);
-    the elements with R < T_j (past all j steps) go on with the loop from step j + 1."""
-    if not numerator.size:
-        return np.ones(0, dtype=bool)
-    j = _steps(int(np.max(denominator)))
-    powers = [1]  # denominator^i for i <= j, each at most denominator^j
-    for _ in range(j):
-        powers.append(powers[-1] * denominator)
-    r = rng.integers(0, powers[j] * math.factorial(j), size=numerator.size)
-    power = numerator  # numerator^k
-    for k in range(1, j + 1):
-        if k > 1:
-            power = power * numerator
-        passed = r < power * (powers[j - k] * (math.factorial(j) // math.factorial(k)))
-        odd = passed if k == 1 else odd ^ passed  # parity of the number of steps passed
-    result = ~odd  # K = steps passed + 1 is odd
-    if passed.any():
-        tail = np.flatnonzero(passed)
-        result[tail] = _bernoulli_exp_tail(numerator[tail], _at(denominator, tail), j + 1, tail.size, rng)
-    return result
+    """Bernoulli(exp(-γ)) for γ = numerator/denominator in [0, 1]: "K odd" (Algorithm 1)."""
+    return (_algorithm1(numerator, denominator, rng) & 1).astype(bool)
 
 
 def _exp_one(shape, rng: np.random.Generator) -> np.ndarray:
-    """Bernoulli(exp(-1)) trials of the given shape, with the table."""
+    """Bernoulli(exp(-1)) trials of the given shape, with the table; from step 9 on, _algorithm1."""
     codes = _EXP_ONE[rng.integers(0, _ONE_SPAN, size=shape)]
     undecided = codes == _UNDECIDED
     if undecided.any():
-        codes[undecided] = _bernoulli_exp_tail(1, 1, _ONE_STEPS + 1, int(undecided.sum()), rng)
+        codes[undecided] = _algorithm1(np.ones(int(undecided.sum()), dtype=np.int64), 1, rng, _ONE_STEPS + 1) & 1
     return codes == 1
 
 
@@ -313,11 +316,15 @@ def _successes(limit, size: int, rng: np.random.Generator) -> np.ndarray:
     count grows by those that succeed before the first failure; trials past it are discarded."""
     count = np.zeros(size, dtype=np.int64)
     running = np.arange(size) if limit is None else np.flatnonzero(limit)
+    while running.size > _WIDE:
+        running = running.compress(_exp_one(running.size, rng))
+        count[running] += 1
+        if limit is not None:
+            running = running.compress(count[running] < limit[running])
     while running.size:
-        width = 1 if running.size > _WIDE else _WIDTH
-        passed = np.logical_and.accumulate(_exp_one((running.size, width), rng), axis=1).sum(axis=1)
+        passed = np.logical_and.accumulate(_exp_one((running.size, _WIDTH), rng), axis=1).sum(axis=1)
         total = count[running] + passed
-        more = passed == width
+        more = passed == _WIDTH
         if limit is not None:
             total = np.minimum(total, limit[running])
             more &= total < limit[running]
@@ -366,13 +373,16 @@ def _magnitude(u: np.ndarray, v: np.ndarray, t: int, s: int) -> np.ndarray:
 
 
 def _laplace_candidates(t: int, s: int, n: int, rng: np.random.Generator) -> np.ndarray:
-    """Algorithm 2 run once for each of n candidates: the accepted draws, in order (more than
-    half of them: U is kept with probability over 1 - 1/e, the sign with at least 1/2)."""
-    u = rng.integers(0, t, size=n)
-    u = u[_bernoulli_exp_unit(u, t, rng)]
-    y = _magnitude(u, _successes(None, u.size, rng), t, s)
-    negative = rng.integers(0, 2, size=y.size) == 1
-    return np.where(negative, -y, y)[~negative | (y != 0)]
+    """Algorithm 2 run once for each of n candidates (2t <= _SAFE): the accepted draws, in order
+    (over half of them: U is kept with probability over 1 - 1/e, the sign with at least 1/2). U
+    and the sign B come from one uniform W on [0, 2t), U = W // 2 and B = W mod 2 (independent and
+    uniform); B is drawn with U rather than after V, which changes nothing, as it is independent
+    of everything else in the candidate."""
+    w = rng.integers(0, 2 * t, size=n)
+    w = w.compress(_bernoulli_exp_unit(w >> 1, t, rng))
+    y = _magnitude(w >> 1, _successes(None, w.size, rng), t, s)
+    negative = (w & 1) == 1
+    return np.where(negative, -y, y).compress(~negative | (y != 0))
 
 
 def _squares(x: np.ndarray) -> np.ndarray:
@@ -386,16 +396,19 @@ def _squares(x: np.ndarray) -> np.ndarray:
 def _gaussian_candidates(t: int, m: int, n: int, rng: np.random.Generator) -> np.ndarray:
     """Algorithm 3 (with Laplace scale t) run once for each of n candidates: the accepted draws."""
     y = _laplace_candidates(t, 1, n, rng)
-    return y[_bernoulli_exp(_squares(np.abs(y) - m), 2 * t * m, rng)]
+    return y.compress(_bernoulli_exp(_squares(np.abs(y) - m), 2 * t * m, rng))
 
 
-def _fill(candidates, size: int, spare: int) -> np.ndarray:
+def _fill(candidates, size: int, percent: int) -> np.ndarray:
     """``size`` draws from ``candidates(n)`` (the accepted among n independent candidates, in
-    order): batches of ``spare``/4 candidates per draw still missing, until none is."""
+    order), in batches of ``percent``/100 candidates (the inverse of a lower bound on the
+    acceptance rate) for the draws still missing plus a margin of about three standard
+    deviations, so that one batch nearly always suffices."""
     result = np.empty(size, dtype=np.int64)
     filled = 0
     while filled < size:
-        draws = candidates((size - filled) * spare // 4 + 8)[: size - filled]
+        missing = size - filled
+        draws = candidates((missing + 3 * math.isqrt(missing) + 4) * percent // 100)[:missing]
         result[filled:filled + draws.size] = draws
         filled += draws.size
     return result
@@ -403,18 +416,18 @@ def _fill(candidates, size: int, spare: int) -> np.ndarray:
 
 def _discrete_laplace(t: int, s: int, size: int, rng: np.random.Generator) -> np.ndarray:
     """``size`` draws with P(z) ∝ exp(-|z|·s/t) (CKS Algorithm 2)."""
-    if size <= _FEW or not (_within(t, 1) and _within(s, 1)):
+    if size <= _FEW or not (_within(t, 2) and _within(s, 1)):
         below = _uniforms(rng, size).below
         return np.array([_python_laplace(t, s, below) for _ in range(size)], dtype=np.int64)
-    return _fill(lambda n: _laplace_candidates(t, s, n, rng), size, 7)
+    return _fill(lambda n: _laplace_candidates(t, s, n, rng), size, 160)  # acceptance >= 0.63 for t/s >= 1
 
 
 def _discrete_gaussian(t: int, m: int, size: int, rng: np.random.Generator) -> np.ndarray:
     """``size`` draws with P(z) ∝ exp(-z²/(2tm)) (CKS Algorithm 3 with Laplace scale t)."""
-    if size <= _FEW:
+    if size <= 2 * _FEW:
         below = _uniforms(rng, size).below
         return np.array([_python_gaussian(t, m, below) for _ in range(size)], dtype=np.int64)
-    return _fill(lambda n: _gaussian_candidates(t, m, n, rng), size, 9)
+    return _fill(lambda n: _gaussian_candidates(t, m, n, rng), size, 210)  # acceptance about 0.48
 
 
 def _integer(name: str, value: object, minimum: int) -> int:
