@@ -92,6 +92,31 @@ def test_projection_reaches_its_target_on_every_graph_of_an_edge_walk(n, d, gamm
         assert released.shape == (n * (n - 1) // 2,) and np.all(np.abs(released) <= 1.0 / n)
 
 
+def _extreme_graphs(n: int):
+    empty, complete = np.zeros((n, n)), np.ones((n, n)) - np.eye(n)
+    one, minus = empty.copy(), complete.copy()
+    one[0, 1] = one[1, 0] = 1.0
+    minus[0, 1] = minus[1, 0] = 0.0
+    star = empty.copy()
+    star[0, 1:] = star[1:, 0] = 1.0
+    return {"empty": empty, "complete": complete, "one edge": one, "complete minus one edge": minus, "star": star}
+
+
+@pytest.mark.parametrize("n", [2, 3, 8, 12])
+def test_projection_reaches_its_floor_on_extreme_graphs_over_a_grid_of_parameters(n):
+    # An independent review found (n = 8, d = 4, γ = 0.02) where the empty graph stalled above the
+    # floor (θ's decrease fell below its rounding first) while a one-edge neighbour certified.
+    from dpledger.algorithms.sbm.recovery import centred, projection_target
+    from dpledger.stability.correlation import project_onto_elliptope
+
+    for gamma in (1e-3, 0.01, 0.02, 0.1, 1.0):
+        for d in sorted({1e-5, 1e-3, 1.0, n / 4, n / 2, 0.99 * n / (1 + gamma)}):
+            tau = projection_target(n, d, gamma)
+            for name, adjacency in _extreme_graphs(n).items():
+                solution = project_onto_elliptope(centred(adjacency, d, gamma), target=tau)
+                assert solution.meets_target, (n, d, gamma, name, solution.certified_error / tau)
+
+
 def test_sbm_estimators_release_on_both_sides_of_the_reviewed_halting_pair():
     # The review's pair: n = 40, d = 0.001, γ = 0.01; 11 edges released, 12 always halted.
     graphs = list(_edge_walk(40))

@@ -187,16 +187,26 @@ def _solve(
 
 def _line_search(Y, y, theta, F, direction, b, slack, eigh) -> tuple[tuple | None, int]:
     """Armijo backtracking along a Newton direction: ((y, λ, Q, θ) at the accepted step, or None
-    when the direction does not descend within ``_MAX_BACKTRACKS`` steps; eigendecompositions)."""
+    when the direction does not descend within ``_MAX_BACKTRACKS`` steps; eigendecompositions).
+
+    Near the optimum θ's decrease (about ||F||²) falls below its rounding error ``slack`` while
+    ||F|| is still far above the certificate's floor: a step whose predicted decrease is below
+    the rounding is then accepted when it shrinks the residual ||F|| instead (Newton's local
+    quadratic convergence on F)."""
     slope = float(F @ direction)
     if not slope < 0:
         return None, 0
+    residual = float(np.linalg.norm(F))
     step = 1.0
     for tries in range(1, _MAX_BACKTRACKS + 1):
         trial_y = y + step * direction
         trial_lam, trial_Q = eigh(Y, trial_y)
         trial_theta = _theta(trial_lam, trial_y, b)
-        if trial_theta <= theta + _ARMIJO * step * slope + slack:
+        descends = trial_theta <= theta + _ARMIJO * step * slope + slack
+        if descends and -step * slope > slack:
+            return (trial_y, trial_lam, trial_Q, trial_theta), tries
+        if (descends or -step * slope <= slack) and (
+                float(np.linalg.norm(_gradient(trial_lam, trial_Q, b))) <= (1.0 - _ARMIJO * step) * residual):
             return (trial_y, trial_lam, trial_Q, trial_theta), tries
         step = _backtrack(step, slope, trial_theta - theta)
     return None, _MAX_BACKTRACKS
