@@ -14,7 +14,7 @@ from scipy.special import logsumexp
 
 import dpledger as dp
 from dpledger.mechanisms import DiscreteLaplace, Gaussian, Laplace, Lattice, TruncatedLaplace
-from dpledger.mechanisms.gaussian import noise_multiplier
+from dpledger.mechanisms.gaussian import ORDERS, noise_multiplier
 from dpledger.mechanisms.laplace import _log_excess
 from dpledger.mechanisms.textbook import analytic_sigma
 
@@ -71,6 +71,23 @@ def test_rounding_adds_at_most_the_stated_distance(dimension, norm, sensitivity,
     assert moved <= lattice.distance(sensitivity, dimension, norm) * (1 + 1e-12)
     assert math.log2(lattice.spacing) == round(math.log2(lattice.spacing))  # a power of two
     assert lattice.distance(sensitivity, dimension, norm) <= (sensitivity / lattice.spacing) * (1 + 2 / 1024)
+
+
+@pytest.mark.parametrize("sensitivity, size, norm", [(1e-300, 1, 1), (1e-300, 10**6, 1), (3e-300, 10**6, 2),
+                                                    (1.0, 3, 2), (2.0**-20, 7, 1), (1e300, 1, 2)])
+def test_the_lattice_spacing_is_decided_exactly(sensitivity, size, norm):
+    # An independent review: a spacing clamped at 2^-1000 broke the rounding budget below Δ ≈ 1e-298
+    # (true ε 1.03 for a claimed 1 at Δ = 1e-300; 9.3e3 at Δ = 1e-305).
+    from fractions import Fraction
+
+    g = Fraction(Lattice.for_query(sensitivity, size, norm).spacing)
+    budget = Fraction(sensitivity) / 1024
+    rounding = size if norm == 1 else math.sqrt(size)
+    assert (g * size <= budget if norm == 1 else g * g * size <= budget * budget)
+    assert (2 * g * size > budget if norm == 1 else 4 * g * g * size > budget * budget)  # the largest such
+    assert float(g) * rounding <= sensitivity / 1024 * (1 + 1e-15)
+    with pytest.raises(ValueError, match="finer than the smallest double"):
+        Lattice.for_query(5e-324, 1, 1)
 
 
 @pytest.mark.parametrize("mechanism", [Laplace(0.5, sensitivity=2.0), Gaussian(1.0, 1e-5),
@@ -142,20 +159,22 @@ def test_discrete_gaussian_renyi_divergence_is_at_most_the_continuous_one(sigma,
         assert divergence <= alpha * shift**2 / (2 * sigma**2) * (1 + 1e-12)
 
 
-@pytest.mark.parametrize("epsilon, delta", [(0.1, 1e-6), (1.0, 1e-5), (4.0, 1e-6), (16.0, 1e-9)])
+@pytest.mark.parametrize("epsilon, delta", [(0.1, 1e-6), (1.0, 1e-5), (4.0, 1e-6), (16.0, 1e-9), (0.01, 1e-10),
+                                            (0.005, 1e-6), (0.01, 1e-20), (1.0, 1e-300), (1e4, 1e-6)])
 def test_gaussian_is_calibrated_by_renyi_dp_and_costs_little_over_the_analytic_sigma(epsilon, delta):
+    # dp-accounting's default orders stop at 1024: at (0.01, 1e-10) they certified nothing below σ ≈ 10^10
     z = noise_multiplier(epsilon, delta)
-    accountant = dp_accounting.rdp.RdpAccountant()
+    accountant = dp_accounting.rdp.RdpAccountant(orders=list(ORDERS))
     accountant.compose(dp_accounting.GaussianDpEvent(z))
     assert accountant.get_epsilon(delta) <= epsilon
-    slightly_less = dp_accounting.rdp.RdpAccountant()
+    slightly_less = dp_accounting.rdp.RdpAccountant(orders=list(ORDERS))
     slightly_less.compose(dp_accounting.GaussianDpEvent(z * (1 - 1e-6)))
     assert slightly_less.get_epsilon(delta) > epsilon  # the smallest, to 1e-6
     mech = Gaussian(epsilon, delta, sensitivity=3.0)
     for size in (1, 100, 10**6):
         lattice = mech._lattice(np.zeros(size))
         assert mech.sigma >= z * lattice.distance(3.0, size, 2) * lattice.spacing
-    assert 1.0 < mech.sigma / analytic_sigma(epsilon, delta, 3.0) < 1.16
+    assert 1.0 < mech.sigma / analytic_sigma(epsilon, delta, 3.0) < 1.16  # the price of exactness
 
 
 def test_gaussian_noise_is_the_discrete_gaussian_of_the_lattice_sensitivity():

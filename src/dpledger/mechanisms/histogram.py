@@ -68,11 +68,11 @@ class HistogramLearner(Mechanism):
     def __attrs_post_init__(self):
         if self.delta >= 1.0 / self.n:
             raise ValueError(f"Lemma A.13 needs delta < 1/n = {1 / self.n:.3g}, got delta={self.delta}")
-        if self.exclusive_bin_probability() > self.delta:
+        if self.delta_paid() > self.delta * (1.0 - 1e-9):  # the margin covers the float evaluation
             raise ValueError(
                 f"with epsilon={self.epsilon} and delta={self.delta} the threshold of Lemma A.13 "
-                f"lets a one-point bin through with probability {self.exclusive_bin_probability():.3g} > delta; "
-                "lower epsilon for this step"
+                f"lets a one-point bin through with probability {self.exclusive_bin_probability():.3g}, a δ of "
+                f"{self.delta_paid():.3g} > delta; lower epsilon for this step"
             )
 
     @property
@@ -90,12 +90,22 @@ class HistogramLearner(Mechanism):
         return 3.0 * math.log(2.0 / self.delta) / self.epsilon
 
     def exclusive_bin_probability(self) -> float:
-        """P[1 + Z > T] = P[Z >= ⌊T⌋] for the integer noise Z: the δ the proof of Lemma A.13 pays."""
+        """p = P[1 + Z > T] = P[Z >= ⌊T⌋] for the integer noise Z: a one-point bin survives."""
         least = math.floor(self.count_threshold)
         if least <= 0:
             return 1.0
         log_q = -1.0 / float(self.noise.scale)
         return math.exp(least * log_q) / (1.0 + math.exp(log_q))
+
+    def delta_paid(self) -> float:
+        """The δ of the proof of Lemma A.13 (docs/proofs.md): p for the input with the one-point bin;
+        for the other input, when the moved point joins a bin both share (a count ratio of
+        r = e^{1/t} <= e^{ε/2}), min(max(0, r/(1 − p) − e^ε), r·p) — zero unless p > 1 − e^{-ε/2}."""
+        p = self.exclusive_bin_probability()
+        if p >= 1.0:
+            return 1.0
+        ratio = math.exp(1.0 / float(self.noise.scale))
+        return max(p, min(max(0.0, ratio / (1.0 - p) - math.exp(self.epsilon)), ratio * p))
 
     def guarantee(self) -> ApproxDP:
         return ApproxDP(self.epsilon, self.delta)

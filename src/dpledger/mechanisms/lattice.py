@@ -17,6 +17,7 @@ larger answer only gets a finer lattice, never less noise per unit of sensitivit
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import attrs
 import numpy as np
@@ -26,12 +27,30 @@ import numpy as np
 RESOLUTION = 1024
 #: Lattice points on each side of 0: |k| <= 2^50 keeps k + noise, and g·(k + noise), exact.
 SPAN = 2**50
-_EXPONENTS = (-1000, 1000)
+#: The smallest power of two a double holds (2^-1074); a finer lattice is refused.
+_SMALLEST_EXPONENT = -1074
 
 
-def _power_of_two_at_most(value: float) -> float:
-    exponent = math.floor(math.log2(value)) if value > 0 else _EXPONENTS[0]
-    return 2.0 ** min(max(exponent, _EXPONENTS[0]), _EXPONENTS[1])
+def spacing(sensitivity: float, coordinates: int, norm: int) -> float:
+    """The largest power of two g with D·g <= Δ/RESOLUTION (ℓ1) or sqrt(D)·g <= Δ/RESOLUTION (ℓ2),
+    decided in exact rational arithmetic; a ValueError when no double is that small."""
+    budget = Fraction(sensitivity) / RESOLUTION
+
+    def fits(exponent: int) -> bool:
+        g = Fraction(2) ** exponent
+        return g * coordinates <= budget if norm == 1 else g * g * coordinates <= budget * budget
+
+    ratio = budget / coordinates if norm == 1 else budget * budget / coordinates
+    guess = ratio.numerator.bit_length() - ratio.denominator.bit_length()
+    exponent = guess if norm == 1 else guess // 2
+    while not fits(exponent):
+        exponent -= 1
+    while fits(exponent + 1):
+        exponent += 1
+    if exponent < _SMALLEST_EXPONENT:
+        raise ValueError(f"sensitivity {sensitivity:.3g} over {coordinates} coordinate(s) needs a lattice finer than "
+                         "the smallest double; rescale the query")
+    return math.ldexp(1.0, exponent)
 
 
 def rounding_distance(coordinates: int, norm: int) -> float:
@@ -50,11 +69,14 @@ class Lattice:
     def for_query(cls, sensitivity: float, coordinates: int, norm: int, bound: float | None = None) -> "Lattice":
         """The lattice for an answer of ``coordinates`` coordinates and this sensitivity under the
         ℓ``norm`` distance, clamped to ±min(``bound``, SPAN·g) (SPAN·g when ``bound`` is None)."""
-        spacing = _power_of_two_at_most(sensitivity / (RESOLUTION * rounding_distance(coordinates, norm)))
-        return cls(spacing, SPAN * spacing if bound is None else min(bound, SPAN * spacing))
+        g = spacing(sensitivity, coordinates, norm)
+        return cls(g, SPAN * g if bound is None else min(bound, SPAN * g))
 
     def distance(self, sensitivity: float, coordinates: int, norm: int) -> float:
-        """Distance between the rounded integer vectors of answers ``sensitivity`` apart."""
+        """Distance between the rounded integer vectors of answers ``sensitivity`` apart: at most
+        ⌊Δ/g⌋ + D (ℓ1, an integer) or Δ/g + sqrt(D) (ℓ2)."""
+        if norm == 1:
+            return float(math.floor(sensitivity / self.spacing) + coordinates)
         return sensitivity / self.spacing + rounding_distance(coordinates, norm)
 
     def round(self, value: np.ndarray) -> np.ndarray:
