@@ -201,3 +201,14 @@ def test_the_float_safe_mechanisms_pass_the_floating_point_audit(mechanism):
     report = audit_pairs(release, [(0.0, 1.0)], epsilon=guarantee.epsilon, delta=guarantee.delta, samples=20_000,
                          confidence=1 - 1e-8, seed=21, statistics=[textbook_laplace_reachable(0.0, 1.0)])
     assert report.ok and not report.violation, str(report)
+
+
+@pytest.mark.parametrize("honest, halved", [(Laplace(1.0), Laplace(2.0)), (Gaussian(1.0, 1e-5), Gaussian(4.0, 1e-5))])
+def test_the_auditor_flags_a_lattice_mechanism_with_a_fraction_of_its_noise(honest, halved):
+    from dpledger.audit import audit_pairs
+
+    claim = honest.guarantee()
+    for mechanism, violation in ((halved, True), (honest, False)):
+        report = audit_pairs(lambda value, rng, size: mechanism.sample(value, rng, size), [(0.0, 1.0)],
+                             epsilon=claim.epsilon, delta=claim.delta, samples=100_000, confidence=1 - 1e-8, seed=31)
+        assert report.ok and report.violation is violation, str(report)
