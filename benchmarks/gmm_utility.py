@@ -338,7 +338,8 @@ def finish(results: dict) -> None:
         "'halts · radius/Δ' is the halt rate and step 6's noise radius σ_V·√d over the separation "
         f"(`Calibration.noise_radius`); `Calibration.useful` needs it below 1/{USEFUL_RATIO:g}. **gmm.centres "
         "(Algorithm D.5 with explicit constants) halts or is refused at every n benchmarked: its proven noise "
-        "is usable only from n of order 1e12 (table at the end).** gmm.neighbourhood (our variant without the "
+        "becomes usable only at n from 1e8 (ε >= 100) to beyond 1e15 (ε <= 1) (table at the end).** "
+        "gmm.neighbourhood (our variant without the "
         "convex step) locates the centres from n of about 1e4.",
         "**diffprivlib KMeans** (DPLloyd, Su et al. 2016) is pure ε-DP for *add/remove-one* neighbours "
         "(Laplace noise on per-cluster sums, geometric noise on counts, ε split over its iterations), only "
