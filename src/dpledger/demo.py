@@ -10,7 +10,7 @@ from rich.console import Console
 
 from . import Accountant, ApproxDP, BudgetExceeded, estimator
 from .algorithms import sbm
-from .mechanisms import Laplace
+from .mechanisms import DiscreteLaplace
 
 
 def main(console: Console | None = None, seed: int | None = None, n: int = 2000) -> Accountant:
@@ -39,7 +39,7 @@ def main(console: Console | None = None, seed: int | None = None, n: int = 2000)
                   f"in {seconds:.1f} s")
 
     console.print("\n[bold]the same budget, spent further[/]")
-    accountant.spend("edge_count", Laplace(epsilon=0.5))
+    accountant.spend("edge_count", DiscreteLaplace(epsilon=0.5))
     try:
         accountant.run(graph, adjacency, rng=rng, name="second_recovery")
     except BudgetExceeded as refusal:
