@@ -39,6 +39,7 @@ def _mechanisms(value):
         lambda: m.HistogramLearner(1.0, 1e-6, n=value), lambda: m.HistogramLearner(1.0, 1e-6, 10, bin_width=value),
         lambda: m.DiscreteLaplace(1.0, value), lambda: m.Laplace(1.0, 1.0, value), lambda: m.Gaussian(1.0, 1e-5, 1.0, value),
         lambda: m.TruncatedLaplace(1.0, 1e-5, 1.0, value), lambda: m.TextbookLaplace(value),
+        lambda: m.Lattice.for_query(value, 1, 1), lambda: m.Lattice.for_query(1.0, value, 2),
         lambda: m.EdgeSplit(value), lambda: m.PoissonSample(value), lambda: m.SampleWithoutReplacement(value, 10),
     ]
 

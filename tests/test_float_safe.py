@@ -90,6 +90,13 @@ def test_the_lattice_spacing_is_decided_exactly(sensitivity, size, norm):
         Lattice.for_query(5e-324, 1, 1)
 
 
+@pytest.mark.parametrize("args", [(-1.0, 1, 1), (0.0, 1, 1), (math.nan, 1, 1), (math.inf, 1, 1), (1.0, 0, 1),
+                                  (1.0, 1, 3)])
+def test_a_lattice_refuses_bad_arguments(args):
+    with pytest.raises((ValueError, TypeError)):
+        Lattice.for_query(*args)
+
+
 @pytest.mark.parametrize("mechanism", [Laplace(0.5, sensitivity=2.0), Gaussian(1.0, 1e-5),
                                        TruncatedLaplace(1.0, 1e-6, sensitivity=3.0)])
 @pytest.mark.parametrize("value", [0.1234567, [0.1234567, -3.3, 1e6], np.linspace(-1, 1, 1000)])

@@ -22,6 +22,8 @@ from fractions import Fraction
 import attrs
 import numpy as np
 
+from .. import _validate
+
 
 #: Rounding adds at most this fraction of the sensitivity by default.
 RESOLUTION = 1024
@@ -34,6 +36,10 @@ _SMALLEST_EXPONENT = -1074
 def spacing(sensitivity: float, coordinates: int, norm: int) -> float:
     """The largest power of two g with D·g <= Δ/RESOLUTION (ℓ1) or sqrt(D)·g <= Δ/RESOLUTION (ℓ2),
     decided in exact rational arithmetic; a ValueError when no double is that small."""
+    sensitivity = _validate.positive("sensitivity", sensitivity)
+    coordinates = _validate.integer("coordinates", coordinates, minimum=1)
+    if norm not in (1, 2):
+        raise ValueError(f"norm must be 1 or 2, got {norm!r}")
     budget = Fraction(sensitivity) / RESOLUTION
 
     def fits(exponent: int) -> bool:
