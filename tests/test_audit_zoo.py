@@ -23,7 +23,7 @@ from scipy import special
 import dpledger as dp
 from dpledger.audit import audit, audit_pairs, textbook_laplace_reachable
 from dpledger.graph.nodes import Halt
-from dpledger.mechanisms import (DiscreteLaplace, Exponential, Gaussian, Laplace, ReportNoisyMax,
+from dpledger.mechanisms import (DiscreteLaplace, Exponential, Laplace, ReportNoisyMax,
                                  SampleWithoutReplacement, TextbookGaussian, TextbookLaplace, TruncatedLaplace,
                                  analytic_sigma)
 from dpledger.relations import AddRemoveOne, EdgeAdjacency, ReplaceOne

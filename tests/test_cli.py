@@ -39,10 +39,14 @@ def test_run_charges_a_ledger_file_and_refuses_overspending(edges, tmp_path, cap
     assert "Nothing was charged" in capsys.readouterr().err
     assert cli.main(["ledger", "show", str(ledger), "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert len(shown["entries"]) == 1 and shown["meta"]["relation"] == "edge-adjacency"
-    assert shown["meta"]["budget"] == {"type": "ApproxDP", "epsilon": 6.0, "delta": 1e-5}
+    assert len(shown["entries"]) == 1 and shown["relation"] == "edge-adjacency"
+    assert shown["budget"] == {"type": "ApproxDP", "epsilon": 6.0, "delta": 1e-5} and shown["filter"] == "basic"
+    assert (shown["spent"]["epsilon"], shown["remaining"]["epsilon"]) == (4.0, 2.0)
     assert cli.main(["ledger", "show", str(ledger)]) == 0
-    assert "budget (6, 1e-05)-DP" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "budget (6, 1e-05)-DP under the 'basic' filter" in text
+    assert "spent: Σε = 4 of 6" in text and "remaining: Σε = 2 of 6" in text
+    assert text.index("remaining:") < text.index("sbm.exact")  # at the top, before the charges
 
 
 def test_bad_usage_and_input_exit_with_two(edges, tmp_path, capsys):

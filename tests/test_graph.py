@@ -44,7 +44,7 @@ def test_a_halted_run_is_charged_in_full_and_outputs_none():
     ran = acct.run(halting_graph(threshold=-1e9), data, rng=rng(1))
     assert not ran.halted and ran.output == ran.outputs["mean"]
     assert [e.guarantee for e in acct.ledger] == [dp.ApproxDP(1.25, 2e-6)] * 2
-    assert acct.spent == dp.ApproxDP(2.5, 4e-6)
+    assert (acct.spent.epsilon, acct.spent.delta) == (2.5, 4e-6)
 
 
 def test_unestablished_condition_is_refused_at_plan_time():
@@ -131,12 +131,21 @@ def test_subsampling_checks_its_relation_and_amplifies():
     assert dp.Graph(wor, relation=dp.ReplaceOne()).plan().guarantee.epsilon == pytest.approx(np.log1p(0.1 * (np.e - 1)))
 
 
-def test_graph_events_compose_tightly_in_pld_mode():
+def test_the_steps_of_one_plan_compose_tightly():
+    """A plan's steps are fixed before the data: its guarantee is their PLD composition, as
+    dp-accounting's own, and the basic filter charges that."""
     gauss = [dp.release(f"g{i}", TextbookGaussian(0.5, 1e-7), clipped_sum) for i in range(6)]
     graph = dp.Graph(dp.sequence(*gauss), relation=dp.ReplaceOne())
-    acct = dp.Accountant(dp.ApproxDP(3.0, 1e-6), composition="pld")
+    plan = graph.plan()
+    reference = dp_accounting.pld.PLDAccountant()
+    reference.compose(dp_accounting.GaussianDpEvent(TextbookGaussian(0.5, 1e-7).sigma), 6)
+    assert plan.guarantee.delta == pytest.approx(6e-7)
+    assert plan.guarantee.epsilon == pytest.approx(reference.get_epsilon(6e-7), rel=1e-6)  # composed one by one
+    assert plan.guarantee.epsilon < dp.compose(*[Gaussian(0.5, 1e-7).guarantee()] * 6).epsilon
+    assert plan.rule.startswith("tight composition")
+    acct = dp.Accountant(dp.ApproxDP(3.0, 1e-6))
     acct.run(graph, np.ones(3), rng=rng())
-    assert acct.spent.epsilon < dp.compose(*[Gaussian(0.5, 1e-7).guarantee()] * 6).epsilon
+    assert acct.spent.epsilon == plan.guarantee.epsilon
 
 
 def test_bad_input_is_refused_before_any_charge():

@@ -5,11 +5,11 @@ without data, ``Accountant.run`` charges that cost and then runs it, and the led
 charge with the rule that justified it.
 """
 
-from .accountant import (Accountant, Ledger, LedgerEntry, Result, absorb_failure, amplify_by_subsampling, compose,
+from .accountant import (Accountant, Ledger, LedgerEntry, Result, Schedule, absorb_failure, amplify_by_subsampling, compose,
                          compose_halting, group_privacy, post_process, privatised_input, random_partition)
 from .errors import BudgetExceeded, ConditionError, PrivacyError
 from .graph import (Graph, Plan, absorb, conditional, estimator, estimators, group, halt_if, postprocess, private,
-                    privatise, register, release, sequence, split, subsample, transform)
+                    privatise, register, release, repeat, sequence, split, subsample, transform)
 from .guarantees import ApproxDP, PureDP
 from .relations import AddRemoveOne, EdgeAdjacency, Relation, ReplaceOne
 
@@ -17,9 +17,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Accountant", "AddRemoveOne", "ApproxDP", "BudgetExceeded", "ConditionError", "EdgeAdjacency", "Graph", "Ledger",
-    "LedgerEntry", "Plan", "PrivacyError", "PureDP", "Relation", "ReplaceOne", "Result", "absorb", "absorb_failure",
+    "LedgerEntry", "Plan", "PrivacyError", "PureDP", "Relation", "ReplaceOne", "Result", "Schedule", "absorb", "absorb_failure",
     "amplify_by_subsampling", "compose", "compose_halting", "conditional", "estimator", "estimators", "group",
     "group_privacy", "halt_if", "post_process", "postprocess", "private", "privatise", "privatised_input",
     "random_partition",
-    "register", "release", "sequence", "split", "subsample", "transform",
+    "register", "release", "repeat", "sequence", "split", "subsample", "transform",
 ]

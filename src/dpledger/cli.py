@@ -141,12 +141,13 @@ def _run(args) -> int:
     params = _params(args.params, args)
     graph = registry.estimator(args.name, **params)
     data = _load_input(pathlib.Path(args.input), graph, params)
-    accountant = Accountant.open(args.ledger, _budget(args), composition=args.composition)
+    accountant = Accountant.open(args.ledger, _budget(args), args.filter)
     rng = None if args.seed is None else np.random.default_rng(args.seed)
     result = accountant.run(graph, data, rng=rng)
     output = {"estimator": args.name, "halted": result.halted, "halted_by": result.halted_by,
               "output": None if result.output is None else np.asarray(result.output).tolist(),
-              "charged": _g.to_dict(result.entry.guarantee), "spent": _g.to_dict(accountant.spent),
+              "charged": _g.to_dict(result.entry.guarantee), "filter": accountant.filter.name,
+              "spent": accountant.spent.to_dict(), "remaining": accountant.remaining.to_dict(),
               "budget": _g.to_dict(accountant.budget)}
     text = json.dumps(output, indent=2)
     if args.output:
@@ -154,25 +155,23 @@ def _run(args) -> int:
     if args.json or not args.output:
         print(text)
     else:
-        _console().print(f"{args.name}: charged {result.entry.guarantee}, spent {accountant.spent} of "
-                         f"{accountant.budget}; output written to {args.output}")
+        _console().print(f"{args.name}: charged {result.entry.guarantee}; budget {accountant.budget} under the "
+                         f"{accountant.filter.name!r} filter, spent {accountant.spent}; output written to {args.output}")
     return 0
 
 
 def _ledger_show(args) -> int:
-    from .accountant.ledger import Ledger
-    from .accountant.storage import read
+    from .accountant import Accountant
 
-    meta, entries = read(args.file)
-    ledger = Ledger.from_dicts([e.to_dict() for e in entries])
-    meta = meta | ({"budget": json.loads(meta["budget"])} if "budget" in meta else {})  # stored as a JSON document
-    data = {"meta": meta, "entries": ledger.to_dicts()}
+    accountant = Accountant.inspect(args.file)
+    data = {"budget": _g.to_dict(accountant.budget), **accountant.filter.describe(),
+            "relation": None if accountant.relation is None else str(accountant.relation),
+            "spent": accountant.spent.to_dict(), "remaining": accountant.remaining.to_dict(),
+            "entries": accountant.ledger.to_dicts()}
 
     def render(console):
-        budget = _g.from_dict(meta["budget"]) if "budget" in meta else None
-        console.print(f"budget {budget}, composition {meta.get('composition')}, "
-                      f"relation {meta.get('relation', 'not fixed yet')}")
-        console.print(ledger.table(title=str(args.file)))
+        console.print(f"relation {accountant.relation or 'not fixed yet'}")
+        console.print(accountant.ledger.table(title=str(args.file)))
 
     _emit(args, data, render)
     return 0
@@ -203,7 +202,8 @@ def parser() -> argparse.ArgumentParser:
             sub.add_argument("--ledger", required=True, help="SQLite ledger file (created if missing)")
             sub.add_argument("--budget-epsilon", type=float, required=True)
             sub.add_argument("--budget-delta", type=float, default=0.0)
-            sub.add_argument("--composition", choices=("basic", "pld"), default="basic")
+            sub.add_argument("--filter", choices=("basic", "gdp", "rdp"), default="basic",
+                             help="the rule for this ledger's adaptively chosen charges (fixed for the file's life)")
             sub.add_argument("--output", help="write the result JSON here instead of stdout")
             sub.add_argument("--seed", type=int, default=None, help="for reproducible experiments only")
         sub.set_defaults(run=handler)

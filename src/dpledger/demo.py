@@ -47,5 +47,4 @@ def main(console: Console | None = None, seed: int | None = None, n: int = 2000)
 
     console.print()
     console.print(accountant.ledger.table())
-    console.print(f"spent {accountant.spent}, remaining {accountant.remaining}")
     return accountant

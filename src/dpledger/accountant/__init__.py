@@ -1,11 +1,14 @@
 """The accountant, its ledger and the composition rules it proves with."""
 
 from .accountant import Accountant, Result
+from .filters import BasicFilter, Filter, GaussianFilter, RenyiFilter, Usage
 from .ledger import Ledger, LedgerEntry, PlanStep
-from .rules import (absorb_failure, amplify_by_subsampling, compose, compose_halting, group_privacy, post_process,
-                    privatised_input, random_partition)
+from .rules import (absorb_failure, amplify_by_subsampling, compose, compose_halting, compose_repeated, group_privacy,
+                    post_process, privatised_input, random_partition)
+from .schedule import Schedule
 
 __all__ = [
-    "Accountant", "Ledger", "LedgerEntry", "PlanStep", "Result", "absorb_failure", "amplify_by_subsampling",
-    "compose", "compose_halting", "group_privacy", "post_process", "privatised_input", "random_partition",
+    "Accountant", "BasicFilter", "Filter", "GaussianFilter", "Ledger", "LedgerEntry", "PlanStep", "RenyiFilter",
+    "Result", "Schedule", "Usage", "absorb_failure", "amplify_by_subsampling", "compose", "compose_halting",
+    "compose_repeated", "group_privacy", "post_process", "privatised_input", "random_partition",
 ]

@@ -1,11 +1,11 @@
 """The accountant: holds a budget, proves and charges each step *before* it runs, keeps the ledger.
 
-Two composition modes:
-
-- ``"basic"``: (Σε_i, Σδ_i) over all charges (standard adaptive composition).
-- ``"pld"``: charges compose through dp-accounting privacy loss distributions (``accountant.pld``);
-  the total reported is ε at the budget's δ, and never more than the basic total (both are valid
-  upper bounds, so we keep the smaller).
+What is fixed in advance composes tightly: the steps of one graph's plan (``Plan.guarantee``), a
+``repeat``, a schedule declared with ``declare`` (charged in full when declared, then enforced
+step by step). What the user chooses after seeing earlier outputs (each ``spend``, ``run`` and
+``declare``) is charged through the session's *filter*, fixed when the accountant is created:
+``"basic"``, ``"gdp"`` or ``"rdp"`` (``accountant.filters``). The session's guarantee is its budget
+under that filter, whenever it stops; ``spent`` and ``remaining`` are the filter's bookkeeping.
 
 A charge that would exceed the budget raises ``BudgetExceeded``: nothing is recorded and no data
 is touched. Charges never depend on the data: a graph run is charged its planned cost before it
@@ -16,7 +16,6 @@ SQLite file: the budget survives restarts and processes sharing the file never o
 from __future__ import annotations
 
 import json
-import math
 import threading
 from typing import Any
 
@@ -28,11 +27,11 @@ from .. import guarantees as _g
 from ..errors import BudgetExceeded, PrivacyError
 from ..mechanisms.base import Mechanism
 from ..relations import Relation, check as check_relation, from_name
-from . import events as _events, pld as _pld
+from . import events as _events, filters as _filters
 from .ledger import Ledger, LedgerEntry
+from .schedule import Schedule, cost_of
+from . import storage
 from .storage import MemoryStore, SQLiteStore
-
-COMPOSITIONS = ("basic", "pld")
 
 
 @attrs.frozen
@@ -48,102 +47,86 @@ class Result:
     entry: LedgerEntry
 
 
-class _Totals:
-    """Running totals of the charges seen so far (from this process or, durable, any other)."""
-
-    def __init__(self, composition: str, budget: _g.Guarantee):
-        self.composition, self.budget = composition, budget
-        self.epsilons: list[float] = []
-        self.deltas: list[float] = []
-        self.pld = _pld.identity() if composition == "pld" else None
-        self.pld_epsilon = 0.0
-
-    def with_step(self, g: _g.Guarantee, event) -> tuple[float, float, object]:
-        """(ε, δ) of the total if ``g`` were added, and (PLD mode) the composed PLD to keep."""
-        basic_epsilon = math.fsum(self.epsilons + [g.epsilon])
-        basic_delta = math.fsum(self.deltas + [g.delta])
-        if self.composition == "basic":
-            return basic_epsilon, basic_delta, None
-        step = (_pld.from_event(event) if event is not None else None) or _pld.from_guarantee(g)
-        candidate = self.pld.compose(step)
-        epsilon = _pld.epsilon(candidate, self.budget.delta)
-        if basic_delta <= self.budget.delta:
-            epsilon = min(epsilon, basic_epsilon)  # basic composition is valid too; keep the tighter
-        return epsilon, self.budget.delta, candidate
-
-    def add(self, entry: LedgerEntry, totals=None) -> None:
-        epsilon, _, candidate = totals or self.with_step(entry.guarantee, _events.from_dict(entry.event))
-        self.epsilons.append(entry.guarantee.epsilon)
-        self.deltas.append(entry.guarantee.delta)
-        if candidate is not None:
-            self.pld, self.pld_epsilon = candidate, epsilon
-
-    def spent(self) -> _g.ApproxDP:
-        if self.composition == "basic":
-            return _g.ApproxDP(math.fsum(self.epsilons), math.fsum(self.deltas))
-        if not self.epsilons:
-            return _g.ApproxDP(0.0, 0.0)
-        return _g.ApproxDP(self.pld_epsilon, self.budget.delta)
-
-
 class Accountant:
-    """A privacy budget with a ledger. Thread-safe: concurrent charges never overspend.
+    """A privacy budget with a ledger and a filter. Thread-safe: concurrent charges never overspend.
 
-    ``relation``: the neighbouring relation every charge is made under; if omitted, the first
-    charge that names one fixes it, and later charges under another relation are refused.
+    ``filter``: the rule for the session's adaptively chosen steps, fixed now, before any data:
+    ``"basic"`` (any steps), ``"gdp"`` (continuous Gaussian steps) or ``"rdp"`` (steps with a Rényi
+    curve; ``orders`` fixes its orders), or a ``filters.Filter``. ``relation``: the neighbouring
+    relation every charge is made under; if omitted, the first charge that names one fixes it, and
+    later charges under another relation are refused.
     """
 
-    def __init__(self, budget: _g.Guarantee, composition: str = "basic", relation: Relation | None = None):
-        self._setup(budget, composition, relation, MemoryStore())
+    def __init__(self, budget: _g.Guarantee, filter="basic", relation: Relation | None = None, *,  # noqa: A002
+                 orders=None):
+        budget = _g.check("budget", budget)
+        self._setup(budget, _filters.make(filter, budget, orders), relation, MemoryStore())
 
     @classmethod
-    def open(cls, path, budget: _g.Guarantee, composition: str = "basic",
-             relation: Relation | None = None) -> "Accountant":
+    def open(cls, path, budget: _g.Guarantee, filter="basic", relation: Relation | None = None, *,  # noqa: A002
+             orders=None) -> "Accountant":
         """A durable accountant whose ledger is the SQLite file ``path`` (created if missing).
 
-        Reopening restores the spent budget and the ledger; a different budget or composition
-        mode is refused. Every charge is committed to the file before its step runs.
+        Reopening restores the spent budget and the ledger; a different budget or filter is
+        refused. Every charge is committed to the file before its step runs.
         """
         self = cls.__new__(cls)
         budget = _g.check("budget", budget)
-        self._check_mode(composition)
-        store = SQLiteStore(path, budget, composition, None if relation is None else check_relation("relation", relation))
-        self._setup(budget, composition, store.relation, store)
+        rule = _filters.make(filter, budget, orders)
+        store = SQLiteStore(path, budget, rule.describe(), None if relation is None else check_relation("relation", relation))
+        self._setup(budget, rule, store.relation, store)
         with self._lock, store.transaction() as earlier:
-            for entry in earlier:
-                self._totals.add(entry)
+            self._absorb(earlier)
         return self
 
-    def _setup(self, budget, composition, relation, store) -> None:
-        self.budget = _g.check("budget", budget)
-        self.composition = self._check_mode(composition)
+    def _setup(self, budget, rule, relation, store) -> None:
+        self.budget = budget
+        self.filter = rule
         self.relation = None if relation is None else check_relation("relation", relation)
         self._store = store
-        self.ledger = Ledger(store)
+        self.ledger = Ledger(store, summary=self.summary)
         self._lock = threading.RLock()
-        self._totals = _Totals(composition, self.budget)
+        self._total = rule.zero()
 
-    @staticmethod
-    def _check_mode(composition: str) -> str:
-        if composition not in COMPOSITIONS:
-            raise ValueError(f"composition must be one of {COMPOSITIONS}, got {composition!r}")
-        return composition
+    @classmethod
+    def inspect(cls, path) -> "Accountant":
+        """A read-only, in-memory copy of the ledger file ``path``: its entries, filter, spent and
+        remaining (for ``dpledger ledger show``). Files written before filters existed (schema 1)
+        are read under the basic filter, valid for any steps."""
+        meta, entries = storage.read(path)
+        budget = _g.from_dict(json.loads(meta["budget"]))
+        spec = json.loads(meta["filter"]) if "filter" in meta else {"filter": "basic"}
+        relation = from_name(meta["relation"]) if "relation" in meta else None
+        self = cls(budget, spec["filter"], relation, orders=spec.get("orders"))
+        for entry in entries:
+            self._store.append(entry)
+        self._absorb(entries)
+        return self
 
-    # -- totals -------------------------------------------------------------------------------
+    def summary(self) -> list[str]:
+        """The budget, its filter, spent and remaining: the lines above a ledger's table."""
+        return [f"budget {self.budget} under the {self.filter.name!r} filter ({self.filter.source})",
+                f"spent: {self.spent}", f"remaining: {self.remaining}"]
+
+    # -- the budget ---------------------------------------------------------------------------
     @property
-    def spent(self) -> _g.ApproxDP:
-        """Total cost so far (basic: (Σε, Σδ); pld: ε at the budget's δ). A durable accountant
-        reports what it has seen; ``refresh()`` reads charges other processes made since."""
+    def guarantee(self) -> _g.Guarantee:
+        """What the whole session promises, however and whenever it stops: its budget, by its filter."""
+        return self.budget
+
+    @property
+    def spent(self) -> _filters.Usage:
+        """The filter's bookkeeping of what was charged (its own currency, and ε at the budget's δ
+        for reading). A durable accountant reports what it has seen; ``refresh()`` reads charges
+        other processes made since."""
         with self._lock:
-            return self._totals.spent()
+            return self.filter.usage(self._total)
 
     @property
-    def remaining(self) -> _g.ApproxDP:
-        """Headroom. Basic: budget minus spent, coordinate-wise. PLD: ε headroom at the budget's
-        δ (tight composition is not subtractive: whether a step fits is decided by composing it)."""
-        spent = self.spent
-        delta = self.budget.delta - spent.delta if self.composition == "basic" else self.budget.delta
-        return _g.ApproxDP(max(self.budget.epsilon - spent.epsilon, 0.0), max(delta, 0.0))
+    def remaining(self) -> _filters.Usage:
+        """The filter's headroom, in its own currency. Whether a step fits is decided by pricing it."""
+        with self._lock:
+            return self.filter.remaining(self._total)
 
     def refresh(self) -> None:
         """Take in charges that other processes sharing the ledger file made since we last looked."""
@@ -152,13 +135,9 @@ class Accountant:
 
     # -- charging -----------------------------------------------------------------------------
     def spend(self, name: str, what: _g.Guarantee | Mechanism, relation: Relation | None = None) -> LedgerEntry:
-        """Charge one step (a guarantee or a mechanism) and record it; raise before recording if
-        it does not fit. Call this *before* running the step."""
-        if isinstance(what, Mechanism):
-            g, event, kind, params, rule = what.guarantee(), what.dp_event(), what.kind, what.params(), what.source
-        else:
-            g, event, kind, params, rule = _g.check("what", what), None, "declared", {}, "declared guarantee"
-        return self._charge(name, g, event, kind, params, rule, (), relation)
+        """Charge one adaptively chosen step (a guarantee or a mechanism) through the filter and
+        record it; raise before recording if it does not fit. Call this *before* running the step."""
+        return self._charge(name, cost_of(what), relation)
 
     def plan(self, graph):
         """The graph's total guarantee and step-by-step breakdown, computed without data."""
@@ -166,7 +145,8 @@ class Accountant:
         return graph.plan()
 
     def run(self, graph, data, rng: np.random.Generator | None = None, name: str | None = None) -> Result:
-        """Validate the input, plan, charge the full planned cost, then execute the graph.
+        """Validate the input, plan, charge the full planned cost through the filter, then execute
+        the graph.
 
         A halted run returns ``Result(output=None, halted=True, ...)`` and stays charged: the
         charge never depends on the data. Bad input is refused before the charge; an error raised
@@ -176,10 +156,20 @@ class Accountant:
         plan = self.plan(graph)
         data = graph.validate(data)
         rng = _random.generator(rng)
-        entry = self._charge(name or plan.name, plan.guarantee, plan.event, "graph", {}, plan.rule, plan.steps,
-                             graph.relation)
-        output, halted_by, outputs = graph.execute(data, rng, plan.releases)
-        return Result(output, halted_by is not None, halted_by, outputs, entry)
+        entry = self._charge(name or plan.name, cost_of(plan), graph.relation)
+        return execute(graph, plan, data, rng, entry)
+
+    def declare(self, name: str, steps, relation: Relation | None = None) -> Schedule:
+        """Declare a schedule fixed in advance and charge it in full now; its steps then run through
+        the returned ``Schedule``, each refused unless dominated by its declared step.
+
+        ``steps``: ``(step name, mechanism | guarantee | graph[, times])`` in the order they will
+        run. The steps compose tightly (``accountant.tight``: they are fixed before the data), and
+        the whole enters the filter as one step.
+        """
+        schedule = Schedule.declared(self, name, steps)
+        entry = self._charge(name, schedule.cost, relation)
+        return schedule.started(entry)
 
     def _relation_for(self, relation: Relation | None) -> Relation:
         with self._lock:
@@ -199,35 +189,45 @@ class Accountant:
                 )
             return relation
 
+    def _price(self, entry: LedgerEntry):
+        if entry.prepaid is not None:
+            return self.filter.zero()
+        return self.filter.price(entry.guarantee, _events.from_dict(entry.event))
+
     def _absorb(self, entries) -> None:
         for entry in entries:
             if self.relation is None:
                 self.relation = from_name(entry.relation)
-            self._totals.add(entry)
+            self._total = _add(self._total, self._price(entry))
 
-    def _charge(self, name, g, event, kind, params, rule, steps, relation) -> LedgerEntry:
+    def _charge(self, name, cost, relation, prepaid: str | None = None) -> LedgerEntry:
+        """Price ``cost`` through the filter (nothing for a step of a schedule paid in advance) and
+        append its entry, atomically; ``BudgetExceeded`` with nothing recorded if it does not fit."""
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         with self._lock, self._store.transaction() as others:
             self._absorb(others)
             relation = self._relation_for(relation)
-            totals = self._totals.with_step(g, event)
-            epsilon, delta, _ = totals
-            if epsilon > self.budget.epsilon or delta > self.budget.delta:
+            price = self.filter.zero() if prepaid is not None else self.filter.price(cost.guarantee, cost.event)
+            total = _add(self._total, price)
+            if not self.filter.fits(total):
                 raise BudgetExceeded(
-                    f"charging {name!r} {g} would bring the total to ε={epsilon:.6g} (δ={delta:.3g}); "
-                    f"budget {self.budget}, spent {self._totals.spent()}. Nothing was charged."
+                    f"charging {name!r} ({cost.guarantee}; {self.filter.price_text(price)}) would exceed the "
+                    f"budget {self.budget} under the {self.filter.name!r} filter: spent {self.filter.usage(self._total)}. "
+                    "Nothing was charged."
                 )
-            entry = LedgerEntry(name, kind, str(relation), g, rule, params, steps, _events.to_dict(event))
+            entry = LedgerEntry(name, cost.kind, str(relation), cost.guarantee, cost.rule, cost.params, cost.steps,
+                                _events.to_dict(cost.event), charged=self.filter.price_text(price), prepaid=prepaid)
             self._store.set_relation(relation)
             self._store.append(entry)
-            self._totals.add(entry, totals)
+            self._total = total
             return entry
 
     # -- export -------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {"budget": _g.to_dict(self.budget), "composition": self.composition,
-                "relation": str(self.relation), "spent": _g.to_dict(self.spent), "entries": self.ledger.to_dicts()}
+        return {"budget": _g.to_dict(self.budget), **self.filter.describe(), "relation": str(self.relation),
+                "spent": self.spent.to_dict(), "remaining": self.remaining.to_dict(),
+                "entries": self.ledger.to_dicts()}
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), **kwargs)
@@ -239,4 +239,14 @@ class Accountant:
             close()
 
     def __repr__(self) -> str:
-        return f"Accountant(budget={self.budget}, composition={self.composition!r}, spent={self.spent})"
+        return f"Accountant(budget={self.budget}, filter={self.filter.name!r}, spent: {self.spent})"
+
+
+def _add(total, price):
+    return tuple(t + p for t, p in zip(total, price))
+
+
+def execute(graph, plan, data, rng, entry: LedgerEntry) -> Result:
+    """Run a graph whose cost ``entry`` has already been charged."""
+    output, halted_by, outputs = graph.execute(data, rng, plan.releases)
+    return Result(output, halted_by is not None, halted_by, outputs, entry)

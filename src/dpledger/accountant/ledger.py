@@ -64,19 +64,22 @@ class LedgerEntry:
     rule: str
     params: dict = attrs.field(factory=dict, converter=_plain)
     steps: tuple[PlanStep, ...] = attrs.field(default=(), converter=tuple)
-    event: dict | None = None  # the dp-accounting event in JSON form (accountant.events), for PLD
+    event: dict | None = None  # the dp-accounting event in JSON form (accountant.events), for the filter
     time: str = attrs.field(factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds"))
+    charged: str = ""  # what the session's filter charged, in its currency
+    prepaid: str | None = None  # the declared schedule that paid for this step in advance
 
     def to_dict(self) -> dict:
         return {"name": self.name, "mechanism": self.mechanism, "relation": self.relation,
                 "guarantee": _g.to_dict(self.guarantee), "rule": self.rule, "params": self.params,
-                "steps": [s.to_dict() for s in self.steps], "event": self.event, "time": self.time}
+                "steps": [s.to_dict() for s in self.steps], "event": self.event, "time": self.time,
+                "charged": self.charged, "prepaid": self.prepaid}
 
     @classmethod
     def from_dict(cls, data: dict) -> "LedgerEntry":
         return cls(data["name"], data["mechanism"], data["relation"], _g.from_dict(data["guarantee"]),
                    data["rule"], data["params"], tuple(PlanStep.from_dict(s) for s in data["steps"]),
-                   data.get("event"), data["time"])
+                   data.get("event"), data["time"], data.get("charged", ""), data.get("prepaid"))
 
 
 class Ledger:
@@ -85,8 +88,9 @@ class Ledger:
     Only the accountant appends, inside the same transaction that checked the budget.
     """
 
-    def __init__(self, store):
+    def __init__(self, store, summary=None):
         self._store = store
+        self._summary = summary  # () -> lines stating the filter, spent and remaining
 
     @classmethod
     def from_dicts(cls, entries: list[dict]) -> "Ledger":
@@ -120,14 +124,16 @@ class Ledger:
         """A ``rich`` table: one row per charge, its plan's steps indented beneath it."""
         from rich.table import Table
 
-        table = Table(title=title, show_lines=False)
-        for column in ("#", "step", "mechanism", "guarantee", "rule", "parameters"):
+        caption = None if self._summary is None else "\n".join(self._summary())
+        table = Table(title=title if caption is None else f"{title}\n{caption}", show_lines=False)
+        for column in ("#", "step", "mechanism", "guarantee", "charged", "rule", "parameters"):
             table.add_column(column, overflow="fold")
         for number, entry in enumerate(self.entries, start=1):
-            table.add_row(str(number), entry.name, entry.mechanism, str(entry.guarantee), entry.rule,
+            charged = f"prepaid ({entry.prepaid})" if entry.prepaid else entry.charged
+            table.add_row(str(number), entry.name, entry.mechanism, str(entry.guarantee), charged, entry.rule,
                           params_text(entry.params))
             for step in entry.steps:
-                table.add_row("", f"  {step.path}", step.mechanism, str(step.guarantee), step.rule,
+                table.add_row("", f"  {step.path}", step.mechanism, str(step.guarantee), "", step.rule,
                               params_text(step.params), style="dim")
         return table
 

@@ -1,10 +1,13 @@
-"""Tight composition through dp-accounting's privacy loss distributions (PLD mode).
+"""Privacy loss distributions (dp-accounting) of events, for compositions fixed in advance.
 
 Laplace and Gaussian steps (also Poisson-subsampled, composed and self-composed) become the PLD
 that ``dp_accounting.pld.PLDAccountant`` itself builds for the same event, with the same
-discretisation, so our totals equal dp-accounting's for the same events. A step without an event
-(a halting segment, a histogram, a random partition) enters as the worst-case PLD of its (ε, δ)
-guarantee: ``from_privacy_parameters`` (dp-accounting 0.6.0 has no generic (ε, δ) event).
+discretisation, so our totals equal dp-accounting's for the same events. A step known only by its
+(ε, δ) (``EpsilonDeltaDpEvent``: a halting segment, a histogram, a random partition) enters as the
+worst-case PLD of that guarantee, ``from_privacy_parameters``. A zCDP step has no PLD here.
+
+PLD composition assumes the steps are fixed before any data is seen: it serves plans, ``repeat``
+and declared schedules, never the adaptively chosen charges of a session (``accountant.filters``).
 
 Events are normalised to sensitivity 1 (noise multiplier = scale / sensitivity, where the
 sensitivity is measured under the graph's relation), which is the ADD_OR_REMOVE_ONE convention
@@ -17,6 +20,7 @@ import dp_accounting
 from dp_accounting.pld import common, privacy_loss_distribution as pld_lib
 
 from ..guarantees import Guarantee
+from . import events as _events
 
 DISCRETISATION = 1e-4  # dp-accounting's PLDAccountant default
 
@@ -35,6 +39,8 @@ def from_event(event) -> "pld_lib.PrivacyLossDistribution | None":
     """The PLD of a supported dp-accounting event, or ``None`` when the event is not supported."""
     if isinstance(event, dp_accounting.NoOpDpEvent):
         return identity()
+    if isinstance(event, _events.EpsilonDeltaDpEvent):
+        return from_guarantee(event) if event.epsilon > 0 or event.delta > 0 else identity()
     if isinstance(event, dp_accounting.LaplaceDpEvent):
         return pld_lib.from_laplace_mechanism(event.noise_multiplier, value_discretization_interval=DISCRETISATION)
     if isinstance(event, dp_accounting.GaussianDpEvent):

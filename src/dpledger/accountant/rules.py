@@ -8,6 +8,7 @@ when δ = 0). Tight (PLD) composition of Laplace/Gaussian events lives in ``acco
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from .. import _validate
 from ..errors import PrivacyError
@@ -31,6 +32,16 @@ def compose(*gs: Guarantee) -> Guarantee:
     if delta >= 1:
         raise ValueError(f"composed delta {delta} >= 1: the composition gives no guarantee")
     return make(math.fsum(g.epsilon for g in gs), delta)
+
+
+def compose_repeated(g: Guarantee, times: int) -> Guarantee:
+    """``times`` runs of one step: basic composition, (times·ε, times·δ), summed exactly."""
+    g = check("g", g)
+    times = _validate.integer("times", times, minimum=1)
+    delta = float(Fraction(g.delta) * times)
+    if delta >= 1:
+        raise ValueError(f"{times} runs of a {g} step give delta {delta:.3g} >= 1: no guarantee")
+    return make(float(Fraction(g.epsilon) * times), delta)
 
 
 def compose_halting(first: Guarantee, *conditional: Guarantee) -> Guarantee:

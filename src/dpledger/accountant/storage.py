@@ -20,7 +20,9 @@ from .. import guarantees as _g
 from ..relations import Relation, from_name
 from .ledger import LedgerEntry
 
-SCHEMA_VERSION = 1
+#: 2: the session's filter replaced the composition mode (``filter``, a JSON object: name and
+#: fixed parameters); entries gained ``charged`` and ``prepaid``.
+SCHEMA_VERSION = 2
 
 
 class MemoryStore:
@@ -47,10 +49,10 @@ class MemoryStore:
 
 
 class SQLiteStore:
-    """An SQLite ledger file: a ``meta`` table (budget, composition, relation, schema version)
+    """An SQLite ledger file: a ``meta`` table (budget, filter, relation, schema version)
     and an append-only ``entries`` table with one JSON document per charge."""
 
-    def __init__(self, path: str | pathlib.Path, budget: _g.Guarantee, composition: str,
+    def __init__(self, path: str | pathlib.Path, budget: _g.Guarantee, filter_: dict,
                  relation: Relation | None):
         self.path = pathlib.Path(path)
         self._connection = sqlite3.connect(self.path, timeout=120.0, isolation_level=None, check_same_thread=False)
@@ -58,10 +60,10 @@ class SQLiteStore:
         self._connection.execute("PRAGMA synchronous=FULL")
         self._lock = threading.RLock()
         self._seen = 0
-        self.relation = self._initialise(budget, composition, relation)
+        self.relation = self._initialise(budget, filter_, relation)
 
-    def _initialise(self, budget, composition, relation) -> Relation | None:
-        wanted = {"budget": json.dumps(_g.to_dict(budget)), "composition": composition,
+    def _initialise(self, budget, filter_, relation) -> Relation | None:
+        wanted = {"budget": json.dumps(_g.to_dict(budget)), "filter": json.dumps(filter_, sort_keys=True),
                   "schema": str(SCHEMA_VERSION)}
         with self._write() as db:
             db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -73,11 +75,17 @@ class SQLiteStore:
                 if relation is not None:
                     db.execute("INSERT INTO meta VALUES ('relation', ?)", (str(relation),))
                 return relation
-            for key in ("schema", "budget", "composition"):
+            if stored.get("schema") != wanted["schema"]:
+                raise ValueError(
+                    f"{self.path} is a ledger file of schema {stored.get('schema')}, not {SCHEMA_VERSION}: it was "
+                    "written by an older dpledger, whose composition modes are not privacy filters. Keep it for the "
+                    "record (dpledger ledger show reads it) and open a new file for a new budget"
+                )
+            for key in ("budget", "filter"):
                 if stored.get(key) != wanted[key]:
                     raise ValueError(
                         f"{self.path} was created with {key}={stored.get(key)}, not {wanted[key]}: a budget file "
-                        "keeps its budget and composition mode for life (open a new file for a new budget)"
+                        "keeps its budget and filter for life (open a new file for a new budget)"
                     )
             saved = from_name(stored["relation"]) if "relation" in stored else None
             if relation is not None and saved is not None and relation != saved:

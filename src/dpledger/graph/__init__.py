@@ -1,11 +1,12 @@
 """Mechanism graphs: nodes, combinators, plans and the estimator registry."""
 
-from .combinators import (absorb, conditional, group, halt_if, postprocess, private, privatise, release, sequence,
+from .combinators import (absorb, conditional, group, halt_if, postprocess, private, privatise, release, repeat,
+                          sequence,
                           split, subsample, transform)
 from .graph import Graph, Plan
 from .registry import estimator, estimators, info, register
 
 __all__ = [
     "Graph", "Plan", "absorb", "conditional", "estimator", "estimators", "group", "halt_if", "info", "postprocess",
-    "private", "privatise", "register", "release", "sequence", "split", "subsample", "transform",
+    "private", "privatise", "register", "release", "repeat", "sequence", "split", "subsample", "transform",
 ]

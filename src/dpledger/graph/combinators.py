@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from .. import _validate
 from ..guarantees import Guarantee
 from ..mechanisms.base import Mechanism
-from .nodes import (Absorb, Conditional, HaltIf, PostProcess, Private, Privatise, Release, Sequence, Split,
-                    Subsample, Transform)
+from .nodes import (Absorb, Conditional, HaltIf, PostProcess, Private, Privatise, Release, Repeat, Sequence,
+                    Split, Subsample, Transform)
 
 
 def release(name: str, mechanism: Mechanism, query: Callable, uses=(), note: str = "") -> Release:
@@ -31,6 +33,18 @@ def conditional(given: str, node) -> Conditional:
 def sequence(*nodes, name: str = "main") -> Sequence:
     """Run ``nodes`` in order (adaptive sequential composition; Lemma A.4 when halting inside)."""
     return Sequence(name, nodes)
+
+
+def repeat(node, times: int, initial: dict | None = None, name: str | None = None) -> Repeat:
+    """Run ``node`` ``times`` times, each iteration seeing the last one's outputs (the first sees
+    ``initial``, public values): tight self-composition of a step fixed in advance."""
+    if isinstance(times, bool) or not isinstance(times, (int, np.integer)):
+        raise TypeError(f"times must be an integer, got {times!r}")
+    if times < 1:
+        raise ValueError(f"times must be >= 1, got {times}")
+    if initial is not None and not isinstance(initial, dict):
+        raise TypeError(f"initial must be a dict of public starting values, got {type(initial).__name__}")
+    return Repeat(name or f"{node.name}_repeat", node, int(times), dict(initial or {}))
 
 
 def split(partition, *branches, name: str = "split") -> Split:

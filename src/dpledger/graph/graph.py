@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import guarantees as _g
 from .._render import render
+from ..accountant import tight
 from ..accountant.ledger import PlanStep, params_text
 from ..relations import Relation
 from .nodes import Halt, PlanContext, RunState
@@ -39,6 +40,10 @@ class Plan:
             table.add_row(s.path, s.mechanism, str(s.guarantee), s.rule, params_text(s.params))
         return table
 
+    def epsilon(self, delta: float) -> float:
+        """ε at ``delta`` of this plan as a fixed composition (its privacy profile, read at any δ)."""
+        return tight.epsilon(self.event, delta)
+
     def _repr_html_(self) -> str:
         return render(self.table(), html=True)
 
@@ -67,8 +72,12 @@ class Graph:
         return self.root.name
 
     def plan(self) -> Plan:
+        """The plan: the root's guarantee, tightened by PLD where its steps allow (``accountant.tight``:
+        every step of one plan is fixed before the data)."""
         p = self.root.plan(PlanContext(self.relation).child(self.root.name))
-        return Plan(self.name, self.relation, p.guarantee, p.rule, p.steps, p.event, p.releases)
+        g = p.guarantee if p.halting else tight.guarantee(p.event, p.guarantee)
+        rule = p.rule if g == p.guarantee else f"tight composition of the plan's steps (PLD); {p.rule} gives {p.guarantee}"
+        return Plan(self.name, self.relation, g, rule, p.steps, p.event, p.releases)
 
     def validate(self, data):
         data = self.relation.validate(data)

@@ -28,7 +28,8 @@ import dp_accounting
 import numpy as np
 
 from .. import guarantees as _g
-from ..accountant import rules
+from ..accountant import rules, tight
+from ..accountant.events import EpsilonDeltaDpEvent
 from ..accountant.ledger import PlanStep
 from ..errors import ConditionError, PrivacyError
 from ..mechanisms.base import Mechanism
@@ -48,7 +49,8 @@ class Halt(Exception):
 class NodePlan:
     """A node's planned cost. ``establishes``: halting tests later siblings may condition on;
     ``halting``: it contains a halting test or conditional step (so Lemma A.4 governs it);
-    ``event``: a dp-accounting event when the whole node is one, for tight composition;
+    ``event``: the dp-accounting event of the whole node, for tight composition and the filters
+    (when none is given, the worst case of its guarantee: a halting segment is one such step);
     ``releases``: the names of the values it releases (mechanism outputs and post-processing),
     in order: exactly what a run may show."""
 
@@ -60,6 +62,10 @@ class NodePlan:
     halting: bool = False
     event: Any = None
     releases: tuple[str, ...] = ()
+
+    def __attrs_post_init__(self):
+        if self.event is None:
+            object.__setattr__(self, "event", EpsilonDeltaDpEvent.of(self.guarantee))
 
 
 @attrs.frozen
@@ -239,7 +245,7 @@ class Sequence:
         g = rules.compose_halting(*(p.guarantee for p in plans)) if halting else rules.compose(*(p.guarantee for p in plans))
         rule = "halting composition (Lemma A.4)" if halting else "basic sequential composition"
         events = [p.event for p in plans]
-        event = None if halting or any(e is None for e in events) else dp_accounting.ComposedDpEvent(events)
+        event = None if halting else dp_accounting.ComposedDpEvent(events)
         steps = tuple(s for p in plans for s in p.steps)
         return NodePlan(g, rule, steps, available - ctx.available | {self.name},
                         establishes=established - ctx.established, halting=halting, event=event,
@@ -298,6 +304,39 @@ class Split:
         for branch, part in zip(self.branches, touching(path, self.partition.parts, data, state.rng)):
             out = branch.execute(part, state, child_path(path, branch.name))
         state.outputs[self.name] = out
+        return out
+
+
+@attrs.frozen
+class Repeat:
+    """Run ``node`` ``times`` times in a row: the same step, fixed in advance (a training loop's
+    iterations). Each iteration sees the outputs of the one before (the first, ``initial``:
+    public values fixed before the data). Cost: the self-composition of the node, tight (PLD, as
+    dp-accounting's ``SelfComposedDpEvent``); with a halting test inside, Lemma A.4's sum.
+    Releases the last iteration's values under their names, and every iteration's output, in
+    order, under the repeat's name."""
+
+    name: str = attrs.field(converter=_name)
+    node: Any
+    times: int
+    initial: dict = attrs.field(factory=dict)
+
+    def plan(self, ctx: PlanContext) -> NodePlan:
+        inner = self.node.plan(ctx.child(self.node.name, available=ctx.available | set(self.initial)))
+        basic = rules.compose_repeated(inner.guarantee, self.times)
+        if inner.halting:
+            g, event, rule = basic, None, f"{self.times} runs, halting composition (Lemma A.4)"
+        else:
+            event = inner.event if self.times == 1 else dp_accounting.SelfComposedDpEvent(inner.event, self.times)
+            g, rule = tight.guarantee(event, basic), f"{self.times} runs, tight self-composition (PLD)"
+        step = PlanStep(ctx.path, "repeat", g, rule, {"times": self.times})
+        return NodePlan(g, rule, inner.steps + (step,), inner.produces | set(self.initial) | {self.name},
+                        halting=inner.halting, event=event, releases=inner.releases + (self.name,))
+
+    def execute(self, data, state: RunState, path: str):
+        state.outputs.update(self.initial)
+        inner = child_path(path, self.node.name)
+        state.outputs[self.name] = out = [self.node.execute(data, state, inner) for _ in range(self.times)]
         return out
 
 
@@ -367,7 +406,7 @@ class Subsample:
             )
         inner = self.node.plan(ctx.scope(self.node.name))
         g = rules.amplify_by_subsampling(inner.guarantee, self.sampler.rate, ctx.relation)
-        event = None
+        event = None  # the worst case of the amplified guarantee, unless dp-accounting knows better:
         if isinstance(self.sampler, PoissonSample) and isinstance(
                 inner.event, (dp_accounting.LaplaceDpEvent, dp_accounting.GaussianDpEvent)):
             event = dp_accounting.PoissonSampledDpEvent(self.sampler.rate, inner.event)

@@ -19,7 +19,9 @@ class Mechanism(abc.ABC):
 
     - ``guarantee()``: what it proves, given its parameters (the sensitivity is a *claim* about
       the query it is applied to, under the graph's relation);
-    - ``dp_event()``: the ``dp_accounting`` event when one exists (for tight PLD composition);
+    - ``dp_event()``: the ``dp_accounting`` event that describes its privacy exactly (a Laplace, a
+      Gaussian, a zCDP bound, ...), for tight composition and for the filters; by default the
+      worst case of its (ε, δ) guarantee (``accountant.events.EpsilonDeltaDpEvent``);
     - ``release(value, rng=None)``: one noisy answer for the exact query answer ``value``;
     - ``sample(value, rng=None, size=1)``: ``size`` independent answers, batched (for audits);
     - ``params()``: the numbers the ledger records (scale, sensitivity, ...);
@@ -33,7 +35,9 @@ class Mechanism(abc.ABC):
         """What the mechanism proves for its parameters."""
 
     def dp_event(self):
-        return None
+        from ..accountant.events import EpsilonDeltaDpEvent  # the accountant imports mechanisms
+
+        return EpsilonDeltaDpEvent.of(self.guarantee())
 
     def params(self) -> dict[str, Any]:
         return {k: v for k, v in attrs.asdict(self).items() if not isinstance(v, np.ndarray)}

@@ -30,10 +30,12 @@ import dp_accounting
 import numpy as np
 from dp_accounting import rdp
 
+from .. import _validate
 from ..guarantees import ApproxDP
 from . import exact
 from .base import delta_field, epsilon_field, sensitivity_field, shaped
 from .laplace import ROUNDING, _bound_field, _LatticeRelease, round_up
+from .lattice import RESOLUTION
 
 #: Relative precision of the noise multiplier's bisection (it is rounded up).
 _PRECISION = 1e-9
@@ -86,8 +88,29 @@ class Gaussian(_LatticeRelease):
         return round_up(Fraction(noise_multiplier(self.epsilon, self.delta)) * Fraction(self.sensitivity) * ROUNDING,
                         "noise σ")
 
+    @classmethod
+    def from_sigma(cls, sigma: float, sensitivity: float = 1.0, *, delta: float = 1e-6,
+                   bound: float | None = None) -> "Gaussian":
+        """The mechanism with noise ``sigma`` (in the query's units) for ℓ2-sensitivity ``sensitivity``.
+
+        Filters and tight composition charge its zCDP bound (``dp_event``); ``delta`` only fixes the
+        (ε, δ) it states for the basic filter and plan tables: ε is the smallest its RDP curve gives
+        at ``delta`` (rounded up), so ``Gaussian(ε, delta, sensitivity)`` would need no more noise."""
+        sigma = _validate.positive("sigma", sigma)
+        z = Fraction(sigma) / (Fraction(_validate.positive("sensitivity", sensitivity)) * ROUNDING)
+        epsilon = math.nextafter(_rdp_epsilon(float(z) * (1.0 - 1e-12), delta) * (1.0 + 1e-9), math.inf)
+        mechanism = cls(epsilon, delta, sensitivity, bound)
+        object.__setattr__(mechanism, "sigma", sigma)  # valid: the RDP ε of σ itself is at most epsilon
+        return mechanism
+
     def guarantee(self) -> ApproxDP:
         return ApproxDP(self.epsilon, self.delta)
+
+    def dp_event(self):
+        """ρ-zCDP with ρ = Δ_L²/(2σ_L²) <= (Δ(1 + 1/1024)/σ)²/2 in the query's units: the discrete
+        Gaussian's exact Rényi curve (CKS 2020) for the lattice sensitivity Δ_L (module doc)."""
+        bound = (Fraction(self.sensitivity) * (1 + Fraction(1, RESOLUTION)) / Fraction(self.sigma)) ** 2 / 2
+        return dp_accounting.ZCDpEvent(round_up(bound, "zCDP ρ"))
 
     def params(self) -> dict:
         return {"epsilon": self.epsilon, "delta": self.delta, "sensitivity": self.sensitivity, "sigma": self.sigma,

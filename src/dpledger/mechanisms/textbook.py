@@ -25,6 +25,7 @@ import dp_accounting
 import numpy as np
 from scipy.special import log_ndtr
 
+from .. import _validate
 from ..guarantees import ApproxDP, PureDP
 from .base import Mechanism, delta_field, epsilon_field, sensitivity_field, shaped
 
@@ -72,6 +73,19 @@ def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     while high > low * (1.0 + 1e-9):  # invariant: bound(low) > delta >= bound(high)
         middle = 0.5 * (low + high)
         low, high = (middle, high) if delta_upper_bound(middle, epsilon, sensitivity) > delta else (low, middle)
+    return high
+
+
+def analytic_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> float:
+    """The smallest ε (to a relative 1e-9, from above) whose δ(ε), bounded above despite rounding,
+    is at most ``delta`` for noise σ: the inverse of ``analytic_sigma``."""
+    high = max(sensitivity / sigma, 1e-9)
+    while delta_upper_bound(sigma, high, sensitivity) > delta:
+        high *= 2.0
+    low = 0.0
+    while high - low > 1e-9 * high:  # invariant: bound(high) <= delta
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if delta_upper_bound(sigma, middle, sensitivity) > delta else (low, middle)
     return high
 
 
@@ -188,6 +202,16 @@ class TextbookGaussian(Mechanism):
         if self.calibration == "classic":
             return "Gaussian mechanism (Lemma A.12), textbook floating point (opt-in; not float-safe)"
         return "analytic Gaussian mechanism (Balle & Wang 2018), textbook floating point (opt-in; not float-safe)"
+
+    @classmethod
+    def from_sigma(cls, sigma: float, sensitivity: float = 1.0, *, delta: float = 1e-6) -> "TextbookGaussian":
+        """The mechanism with noise ``sigma``: exactly (Δ/σ)-GDP (its ``dp_event``); ``delta`` only fixes
+        the (ε, δ) it states, the smallest ε whose analytic δ(ε) is at most ``delta``."""
+        sigma = _validate.positive("sigma", sigma)
+        epsilon = analytic_epsilon(sigma, delta, _validate.positive("sensitivity", sensitivity))
+        mechanism = cls(epsilon, delta, sensitivity)
+        object.__setattr__(mechanism, "sigma", sigma)  # valid: δ(ε) at σ itself is at most delta
+        return mechanism
 
     def guarantee(self) -> ApproxDP:
         return ApproxDP(self.epsilon, self.delta)

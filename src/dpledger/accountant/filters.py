@@ -1,0 +1,274 @@
+"""Privacy filters: how a session's adaptively chosen steps are charged against its budget.
+
+A session lets the user choose every ``spend`` and ``run`` after seeing earlier outputs (full
+adaptivity). Its budget is then a *filter*: a rule, fixed when the accountant is created, that
+admits a step only if the total stays within the budget, and that is proven to make the whole
+session (ε, δ)-DP however the steps were chosen and whenever the session stops. PLD composition is
+not such a rule (its theorems assume the parameters fixed in advance), and neither is "the best of
+several rules". Three filters, each with its theorem:
+
+- ``"basic"``: Σε_i <= ε and Σδ_i <= δ (Rogers, Roth, Ullman & Vadhan 2016, Theorem 3.6). Any step.
+- ``"gdp"``: Σμ_i² <= μ², with μ the largest whose μ-GDP implies the budget (Smith & Thakurta 2022,
+  Theorem 3.1; Koskela, Tobaben & Honkela 2022). Continuous Gaussian steps only.
+- ``"rdp"``: Rényi orders α_1..α_K fixed in advance and δ split evenly over them; a step is admitted
+  while at least one order j keeps Σ_i ε_i(α_j) <= B_j = ε - log(K/δ)/(α_j - 1). Each order's
+  exp((α_j - 1)(L_t - Σ_{i<=t} ε_i(α_j))) is a nonnegative supermartingale (Feldman & Zrnic 2021,
+  Lemma 3.2), so by Ville's inequality and a union bound over the orders P[L > ε] <= δ
+  (docs/proofs.md, "Rényi filter"). Steps with an RDP curve (Gaussian, subsampled Gaussian,
+  Laplace, zCDP, pure ε-DP).
+
+Prices are kept exactly (``fractions.Fraction`` of upward-rounded doubles), so the running totals
+are exact and cost O(1) per step; a total is compared with its limit correctly rounded to a double. A step a filter cannot price is refused, naming the filter.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from fractions import Fraction
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from .. import guarantees as _g
+from ..errors import PrivacyError
+from . import gdp as _gdp, rdp as _rdp
+
+Price = tuple[Fraction, ...]
+
+
+@attrs.frozen
+class Usage:
+    """A filter's bookkeeping: ``amounts`` in its own currency against its ``limits``, and, for
+    reading only, ``epsilon`` (with ``delta``) that the amounts correspond to. It is not the
+    guarantee of a session: that is the budget, under the filter, whenever the session stops."""
+
+    filter: str
+    currency: str
+    amounts: tuple[float, ...]
+    limits: tuple[float, ...]
+    epsilon: float
+    delta: float
+    left: bool = False  # True for what remains, False for what was spent
+
+    def to_dict(self) -> dict:
+        return {"filter": self.filter, "currency": self.currency, "amounts": list(self.amounts),
+                "limits": list(self.limits), "epsilon": self.epsilon, "delta": self.delta}
+
+    def __str__(self) -> str:
+        if self.filter == "basic":
+            return f"Σε = {self.epsilon:.6g} of {self.limits[0]:.6g}, Σδ = {self.delta:.3g} of {self.limits[1]:.3g}"
+        return (f"Σμ² = {self.amounts[0]:.6g} of {self.limits[0]:.6g} "
+                f"(ε = {self.epsilon:.4g} at δ = {self.delta:.3g}, for reading)")
+
+
+class Filter(abc.ABC):
+    """One rule for a session's adaptive steps (module doc). ``price`` gives a step's cost in the
+    filter's currency (or refuses it); ``fits`` says whether a total stays within the budget."""
+
+    name: ClassVar[str]
+    currency: ClassVar[str]
+    source: ClassVar[str]
+
+    def __init__(self, budget: _g.Guarantee):
+        self.budget = _g.check("budget", budget)
+
+    def zero(self) -> Price:
+        return tuple(Fraction(0) for _ in self.limits)
+
+    @property
+    @abc.abstractmethod
+    def limits(self) -> Price:
+        """The budget in the filter's currency."""
+
+    @abc.abstractmethod
+    def price(self, guarantee: _g.Guarantee, event) -> Price:
+        """The step's cost; a ``PrivacyError`` naming the filter if it cannot account for the step."""
+
+    def fits(self, total: Price) -> bool:
+        """Whether every total, correctly rounded to a double (``math.fsum``'s rounding of the exact
+        sum: ten charges of 0.1 fit a budget of 1), is within its limit."""
+        return all(float(t) <= float(limit) for t, limit in zip(total, self.limits))
+
+    @abc.abstractmethod
+    def epsilon(self, total: Price) -> float:
+        """ε at the budget's δ that ``total`` corresponds to, for reading."""
+
+    def usage(self, total: Price) -> Usage:
+        return Usage(self.name, self.currency, tuple(float(t) for t in total), tuple(float(x) for x in self.limits),
+                     self.epsilon(total), self.budget.delta)
+
+    def remaining(self, total: Price) -> Usage:
+        left = tuple(max(limit - t, Fraction(0)) for t, limit in zip(total, self.limits))
+        return Usage(self.name, self.currency, tuple(float(x) for x in left), tuple(float(x) for x in self.limits),
+                     max(self.budget.epsilon - self.epsilon(total), 0.0), self.budget.delta, left=True)
+
+    def describe(self) -> dict:
+        """What the ledger file records about the filter (its name and fixed parameters)."""
+        return {"filter": self.name}
+
+    def price_text(self, price: Price) -> str:
+        """A step's price for the ledger's "charged" column."""
+        return ", ".join(f"{float(p):.4g}" for p in price)
+
+    def _refuse(self, guarantee, event, why: str):
+        raise PrivacyError(f"the {self.name!r} filter cannot account for a step {guarantee} ({why}); "
+                           f"{self.hint}. Nothing was charged.")
+
+    hint: ClassVar[str] = ""
+
+
+class BasicFilter(Filter):
+    """Σε_i <= ε and Σδ_i <= δ: valid for any adaptively chosen steps (Rogers et al. 2016, Theorem 3.6)."""
+
+    name, currency = "basic", "(Σε, Σδ)"
+    source = "basic composition filter (Rogers, Roth, Ullman & Vadhan 2016, Theorem 3.6)"
+
+    @property
+    def limits(self) -> Price:
+        return Fraction(self.budget.epsilon), Fraction(self.budget.delta)
+
+    def price(self, guarantee, event) -> Price:
+        return Fraction(guarantee.epsilon), Fraction(guarantee.delta)
+
+    def epsilon(self, total: Price) -> float:
+        return float(total[0])
+
+    def price_text(self, price: Price) -> str:
+        return f"ε={float(price[0]):.4g}, δ={float(price[1]):.3g}"
+
+    def usage(self, total: Price) -> Usage:
+        return attrs.evolve(super().usage(total), delta=float(total[1]))
+
+    def remaining(self, total: Price) -> Usage:
+        left = super().remaining(total)
+        return attrs.evolve(left, epsilon=left.amounts[0], delta=left.amounts[1])
+
+
+class GaussianFilter(Filter):
+    """Σμ_i² <= μ² for continuous Gaussian steps: μ-GDP under full adaptivity (Smith & Thakurta
+    2022, Theorem 3.1), hence the budget's (ε, δ) for μ = ``gdp.budget_mu(ε, δ)``."""
+
+    name, currency = "gdp", "Σμ²"
+    source = "Gaussian DP filter (Smith & Thakurta 2022, Theorem 3.1)"
+    hint = ("it admits continuous Gaussian steps only (TextbookGaussian, or subsampling-free compositions of "
+            "them); create the accountant with filter='rdp' for zCDP, subsampled or Laplace steps, or 'basic'")
+
+    def __init__(self, budget):
+        super().__init__(budget)
+        self.mu = _gdp.budget_mu(self.budget.epsilon, self.budget.delta)
+        self._limit = Fraction(self.mu) ** 2
+
+    @property
+    def limits(self) -> Price:
+        return (self._limit,)
+
+    def price(self, guarantee, event) -> Price:
+        mu2 = None if event is None else _gdp.mu_squared(event)
+        if mu2 is None:
+            self._refuse(guarantee, event, "it is not a continuous Gaussian")
+        return (mu2,)
+
+    def epsilon(self, total: Price) -> float:
+        return _gdp.epsilon(math.sqrt(float(total[0])), self.budget.delta) if total[0] else 0.0
+
+    def price_text(self, price: Price) -> str:
+        return f"μ²={float(price[0]):.4g}"
+
+
+class RenyiFilter(Filter):
+    """Rényi filter over orders fixed in advance, δ split evenly (module doc; docs/proofs.md)."""
+
+    name, currency = "rdp", "Σε_i(α) per order"
+    source = "Rényi filter, orders fixed in advance, δ split over them (Feldman & Zrnic 2021; docs/proofs.md)"
+    hint = ("it admits steps with a Rényi curve (Gaussian, subsampled Gaussian, Laplace, zCDP, pure ε-DP), "
+            "not an (ε, δ) step with δ > 0; create the accountant with filter='basic' for such steps")
+
+    def __init__(self, budget, orders=None):
+        super().__init__(budget)
+        orders = _rdp.FILTER_ORDERS if orders is None else orders
+        self.orders = tuple(sorted({float(a) for a in orders}))
+        if not self.orders or any(not (math.isfinite(a) and a > 1) for a in self.orders):
+            raise ValueError(f"Rényi orders must be finite and > 1, got {orders!r}")
+        if not self.budget.delta > 0:
+            raise ValueError("the Rényi filter needs a budget with δ > 0 (its conversion to (ε, δ) spends δ); "
+                             "use filter='basic' for a pure ε budget")
+        share = math.log(len(self.orders) / self.budget.delta)
+        self._limits = tuple(self._limit(a, share) for a in self.orders)
+        if all(limit <= 0 for limit in self._limits):
+            raise ValueError(f"no Rényi order in {self.orders} leaves a positive budget at {self.budget}; "
+                             "give larger orders")
+
+    def _limit(self, alpha: float, share: float) -> Fraction:
+        """B = ε - log(K/δ)/(α - 1), rounded down past its float error."""
+        value = self.budget.epsilon - share / (alpha - 1.0)
+        return Fraction(value - 1e-12 * (abs(self.budget.epsilon) + abs(share / (alpha - 1.0))))
+
+    @property
+    def limits(self) -> Price:
+        return self._limits
+
+    def price(self, guarantee, event) -> Price:
+        values = None if event is None else _rdp.curve(event, self.orders)
+        if values is None:
+            self._refuse(guarantee, event, "it has no Rényi curve")
+        if not np.all(np.isfinite(values)):
+            self._refuse(guarantee, event, "its Rényi curve is infinite at some order")
+        return tuple(Fraction(float(v)) for v in values)
+
+    def fits(self, total: Price) -> bool:
+        return any(float(t) <= float(limit) for t, limit in zip(total, self._limits))
+
+    def epsilon(self, total: Price) -> float:
+        share = math.log(len(self.orders) / self.budget.delta)
+        return min(float(t) + share / (a - 1.0) for t, a in zip(total, self.orders))
+
+    def usage(self, total: Price) -> Usage:
+        return _RenyiUsage(**attrs.asdict(super().usage(total), recurse=False), orders=self.orders)
+
+    def remaining(self, total: Price) -> Usage:
+        return _RenyiUsage(**attrs.asdict(super().remaining(total), recurse=False), orders=self.orders)
+
+    def describe(self) -> dict:
+        return {"filter": self.name, "orders": list(self.orders)}
+
+    def price_text(self, price: Price) -> str:
+        middle = len(self.orders) // 2
+        return f"ε(α={self.orders[middle]:g})={float(price[middle]):.4g}, {len(self.orders)} orders"
+
+
+@attrs.frozen
+class _RenyiUsage(Usage):
+    orders: tuple[float, ...] = ()
+
+    def best_order(self) -> int:
+        """The order with the most headroom left (the one that keeps the session going longest)."""
+        headroom = np.asarray(self.amounts) if self.left else np.asarray(self.limits) - np.asarray(self.amounts)
+        return int(np.argmax(headroom))
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "orders": list(self.orders)}
+
+    def __str__(self) -> str:
+        best = self.best_order()
+        return (f"RDP at α = {self.orders[best]:g}: {self.amounts[best]:.4g} of {self.limits[best]:.4g} "
+                f"(ε = {self.epsilon:.4g} at δ = {self.delta:.3g}, for reading)")
+
+
+FILTERS = {f.name: f for f in (BasicFilter, GaussianFilter, RenyiFilter)}
+
+
+def make(spec, budget: _g.Guarantee, orders=None) -> Filter:
+    """A filter from its name (``"basic"``, ``"gdp"``, ``"rdp"``) or a ``Filter`` instance."""
+    if isinstance(spec, Filter):
+        if orders is not None:
+            raise ValueError("give orders to RenyiFilter itself, not beside a Filter instance")
+        return spec
+    if spec not in FILTERS:
+        raise ValueError(f"filter must be one of {tuple(FILTERS)} or a Filter, got {spec!r}")
+    if spec == "rdp":
+        return RenyiFilter(budget, orders)
+    if orders is not None:
+        raise ValueError(f"orders are for the 'rdp' filter, not {spec!r}")
+    return FILTERS[spec](budget)
