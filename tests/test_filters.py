@@ -138,7 +138,7 @@ def test_ten_thousand_interactive_subsampled_steps_under_the_renyi_filter():
 
 
 # -- every filter ----------------------------------------------------------------------------
-@pytest.mark.parametrize("rule", ["basic", "gdp", "rdp"])
+@pytest.mark.parametrize("rule", ["basic", "gdp", "zcdp", "rdp"])
 def test_spent_is_bookkeeping_not_a_guarantee(rule):
     acct = session(dp.ApproxDP(4.887, 1e-6), rule)
     acct.spend("g", TextbookGaussian.from_sigma(10.0))
@@ -159,3 +159,20 @@ def test_from_sigma_keeps_sigma_and_states_a_valid_epsilon():
     assert lattice.dp_event().rho <= (2.0 * (1 + 1 / 1024) / 10.0) ** 2 / 2 * (1 + 1e-15)
     with pytest.raises(ValueError, match="sigma"):
         Gaussian.from_sigma(-1.0)
+
+
+# -- the zCDP filter --------------------------------------------------------------------------
+def test_a_zcdp_session_admits_the_float_safe_gaussians_its_rho_allows():
+    """Σρ_i <= ρ: the float-safe Gaussian is ρ-zCDP with ρ = (1 + 1/1024)²/(2σ²) for Δ = 1."""
+    acct = session(dp.ApproxDP(4.887, 1e-6), "zcdp")
+    rho = (1 + 1 / 1024) ** 2 / 200
+    expected = math.floor(acct.filter.rho / (rho * (1 + 1e-9)))
+    for i in range(expected):
+        acct.spend(f"s{i}", Gaussian.from_sigma(10.0))
+    with pytest.raises(dp.BudgetExceeded, match="'zcdp' filter"):
+        acct.spend("one more", Gaussian.from_sigma(10.0))
+    assert expected == 88 and rdp.zcdp_epsilon(acct.filter.rho, 1e-6) <= 4.887
+    assert rdp.zcdp_epsilon(acct.filter.rho * (1 + 1e-6), 1e-6) > 4.887  # the largest ρ that fits
+    acct.spend("pure", Laplace(1e-3))  # ε-DP is ε²/2-zCDP
+    with pytest.raises(dp.PrivacyError, match="'zcdp' filter cannot account.*not a zCDP step"):
+        acct.run(subsampled_gaussian(), np.zeros((10, 1)))

@@ -202,7 +202,7 @@ def parser() -> argparse.ArgumentParser:
             sub.add_argument("--ledger", required=True, help="SQLite ledger file (created if missing)")
             sub.add_argument("--budget-epsilon", type=float, required=True)
             sub.add_argument("--budget-delta", type=float, default=0.0)
-            sub.add_argument("--filter", choices=("basic", "gdp", "rdp"), default="basic",
+            sub.add_argument("--filter", choices=("basic", "gdp", "zcdp", "rdp"), default="basic",
                              help="the rule for this ledger's adaptively chosen charges (fixed for the file's life)")
             sub.add_argument("--output", help="write the result JSON here instead of stdout")
             sub.add_argument("--seed", type=int, default=None, help="for reproducible experiments only")

@@ -1,7 +1,7 @@
 """The accountant, its ledger and the composition rules it proves with."""
 
 from .accountant import Accountant, Result
-from .filters import BasicFilter, Filter, GaussianFilter, RenyiFilter, Usage
+from .filters import BasicFilter, Filter, GaussianFilter, RenyiFilter, Usage, ZCDPFilter
 from .ledger import Ledger, LedgerEntry, PlanStep
 from .rules import (absorb_failure, amplify_by_subsampling, compose, compose_halting, compose_repeated, group_privacy,
                     post_process, privatised_input, random_partition)
@@ -9,6 +9,6 @@ from .schedule import Schedule
 
 __all__ = [
     "Accountant", "BasicFilter", "Filter", "GaussianFilter", "Ledger", "LedgerEntry", "PlanStep", "RenyiFilter",
-    "Result", "Schedule", "Usage", "absorb_failure", "amplify_by_subsampling", "compose", "compose_halting",
+    "Result", "Schedule", "Usage", "ZCDPFilter", "absorb_failure", "amplify_by_subsampling", "compose", "compose_halting",
     "compose_repeated", "group_privacy", "post_process", "privatised_input", "random_partition",
 ]

@@ -4,7 +4,7 @@ What is fixed in advance composes tightly: the steps of one graph's plan (``Plan
 ``repeat``, a schedule declared with ``declare`` (charged in full when declared, then enforced
 step by step). What the user chooses after seeing earlier outputs (each ``spend``, ``run`` and
 ``declare``) is charged through the session's *filter*, fixed when the accountant is created:
-``"basic"``, ``"gdp"`` or ``"rdp"`` (``accountant.filters``). The session's guarantee is its budget
+``"basic"``, ``"gdp"``, ``"zcdp"`` or ``"rdp"`` (``accountant.filters``). The session's guarantee is its budget
 under that filter, whenever it stops; ``spent`` and ``remaining`` are the filter's bookkeeping.
 
 A charge that would exceed the budget raises ``BudgetExceeded``: nothing is recorded and no data
@@ -51,8 +51,9 @@ class Accountant:
     """A privacy budget with a ledger and a filter. Thread-safe: concurrent charges never overspend.
 
     ``filter``: the rule for the session's adaptively chosen steps, fixed now, before any data:
-    ``"basic"`` (any steps), ``"gdp"`` (continuous Gaussian steps) or ``"rdp"`` (steps with a Rényi
-    curve; ``orders`` fixes its orders), or a ``filters.Filter``. ``relation``: the neighbouring
+    ``"basic"`` (any steps), ``"gdp"`` (continuous Gaussian steps), ``"zcdp"`` (zCDP steps: the
+    float-safe Gaussian) or ``"rdp"`` (steps with a Rényi curve, subsampled ones included;
+    ``orders`` fixes its orders), or a ``filters.Filter``. ``relation``: the neighbouring
     relation every charge is made under; if omitted, the first charge that names one fixes it, and
     later charges under another relation are refused.
     """

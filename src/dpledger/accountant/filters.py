@@ -10,6 +10,10 @@ several rules". Three filters, each with its theorem:
 - ``"basic"``: Σε_i <= ε and Σδ_i <= δ (Rogers, Roth, Ullman & Vadhan 2016, Theorem 3.6). Any step.
 - ``"gdp"``: Σμ_i² <= μ², with μ the largest whose μ-GDP implies the budget (Smith & Thakurta 2022,
   Theorem 3.1; Koskela, Tobaben & Honkela 2022). Continuous Gaussian steps only.
+- ``"zcdp"``: Σρ_i <= ρ, with ρ the largest whose ρ-zCDP implies the budget: at every order α the
+  stopping rule is a Rényi filter with budget αρ (Feldman & Zrnic 2021, Theorem 3.1; Whitehouse,
+  Ramdas, Rogers & Wu 2023), so the session is ρ-zCDP and the best order converts it. zCDP steps
+  (the float-safe Gaussian, continuous Gaussians, pure ε-DP as ε²/2).
 - ``"rdp"``: Rényi orders α_1..α_K fixed in advance and δ split evenly over them; a step is admitted
   while at least one order j keeps Σ_i ε_i(α_j) <= B_j = ε - log(K/δ)/(α_j - 1). Each order's
   exp((α_j - 1)(L_t - Σ_{i<=t} ε_i(α_j))) is a nonnegative supermartingale (Feldman & Zrnic 2021,
@@ -59,7 +63,7 @@ class Usage:
     def __str__(self) -> str:
         if self.filter == "basic":
             return f"Σε = {self.epsilon:.6g} of {self.limits[0]:.6g}, Σδ = {self.delta:.3g} of {self.limits[1]:.3g}"
-        return (f"Σμ² = {self.amounts[0]:.6g} of {self.limits[0]:.6g} "
+        return (f"{self.currency} = {self.amounts[0]:.6g} of {self.limits[0]:.6g} "
                 f"(ε = {self.epsilon:.4g} at δ = {self.delta:.3g}, for reading)")
 
 
@@ -177,6 +181,39 @@ class GaussianFilter(Filter):
         return f"μ²={float(price[0]):.4g}"
 
 
+class ZCDPFilter(Filter):
+    """Σρ_i <= ρ for zCDP steps: ρ-zCDP under full adaptivity (module doc), hence the budget's
+    (ε, δ) for ρ = ``rdp.budget_rho(ε, δ)``."""
+
+    name, currency = "zcdp", "Σρ"
+    source = "zCDP filter (Feldman & Zrnic 2021, Theorem 3.1, at every order; Whitehouse et al. 2023)"
+    hint = ("it admits zCDP steps only (Gaussian, TextbookGaussian, pure ε-DP as ε²/2-zCDP); create the "
+            "accountant with filter='rdp' for subsampled steps, or 'basic' for (ε, δ) steps")
+
+    def __init__(self, budget):
+        super().__init__(budget)
+        if not self.budget.delta > 0:
+            raise ValueError("the zCDP filter needs a budget with δ > 0; use filter='basic' for a pure ε budget")
+        self.rho = _rdp.budget_rho(self.budget.epsilon, self.budget.delta)
+        self._limit = Fraction(self.rho)
+
+    @property
+    def limits(self) -> Price:
+        return (self._limit,)
+
+    def price(self, guarantee, event) -> Price:
+        rho = None if event is None else _rdp.rho(event)
+        if rho is None:
+            self._refuse(guarantee, event, "it is not a zCDP step")
+        return (Fraction(rho),)
+
+    def epsilon(self, total: Price) -> float:
+        return _rdp.zcdp_epsilon(float(total[0]), self.budget.delta)
+
+    def price_text(self, price: Price) -> str:
+        return f"ρ={float(price[0]):.4g}"
+
+
 class RenyiFilter(Filter):
     """Rényi filter over orders fixed in advance, δ split evenly (module doc; docs/proofs.md)."""
 
@@ -256,11 +293,11 @@ class _RenyiUsage(Usage):
                 f"(ε = {self.epsilon:.4g} at δ = {self.delta:.3g}, for reading)")
 
 
-FILTERS = {f.name: f for f in (BasicFilter, GaussianFilter, RenyiFilter)}
+FILTERS = {f.name: f for f in (BasicFilter, GaussianFilter, ZCDPFilter, RenyiFilter)}
 
 
 def make(spec, budget: _g.Guarantee, orders=None) -> Filter:
-    """A filter from its name (``"basic"``, ``"gdp"``, ``"rdp"``) or a ``Filter`` instance."""
+    """A filter from its name (``"basic"``, ``"gdp"``, ``"zcdp"``, ``"rdp"``) or a ``Filter`` instance."""
     if isinstance(spec, Filter):
         if orders is not None:
             raise ValueError("give orders to RenyiFilter itself, not beside a Filter instance")

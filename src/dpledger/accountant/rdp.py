@@ -16,6 +16,7 @@ import dp_accounting
 import numpy as np
 from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 
+from ..mechanisms.gaussian import ORDERS
 from . import events as _events
 
 #: Relative inflation of dp-accounting's RDP values (their float evaluation error is far smaller).
@@ -67,3 +68,45 @@ def epsilon(event, delta: float, orders: tuple[float, ...]) -> float | None:
     if values is None:
         return None
     return float(_rdp.compute_epsilon(list(orders), list(values), delta)[0])
+
+
+def rho(event) -> float | None:
+    """An upper bound on the zCDP ρ of the event (ξ = 0), or ``None`` when it is not zCDP here: a
+    zCDP event's ρ, a Gaussian's 1/(2z²), a pure ε-DP step's ε²/2 (Bun & Steinke 2016, Prop. 3.3)."""
+    total = 0.0
+    for leaf, count in _events.leaves(event):
+        if isinstance(leaf, dp_accounting.NoOpDpEvent):
+            continue
+        if isinstance(leaf, dp_accounting.ZCDpEvent) and leaf.xi == 0:
+            value = leaf.rho
+        elif isinstance(leaf, dp_accounting.GaussianDpEvent):
+            value = 0.5 / leaf.noise_multiplier**2
+        elif isinstance(leaf, dp_accounting.LaplaceDpEvent):  # pure ε = 1/b
+            value = 0.5 * (1.0 / leaf.noise_multiplier) ** 2
+        elif isinstance(leaf, dp_accounting.dp_event.DiscreteLaplaceDpEvent):
+            value = 0.5 * (leaf.noise_parameter * leaf.sensitivity) ** 2
+        elif isinstance(leaf, _events.EpsilonDeltaDpEvent) and leaf.delta == 0:
+            value = 0.5 * leaf.epsilon**2
+        else:
+            return None
+        total += count * value * (1.0 + MARGIN)
+    return total
+
+
+def zcdp_epsilon(rho_: float, delta: float) -> float:
+    """ε at δ of ρ-zCDP: dp-accounting's conversion over the fine grid ``ORDERS`` (valid at any order,
+    since ρ-zCDP holds at all of them)."""
+    if rho_ == 0:
+        return 0.0
+    return float(_rdp.compute_epsilon(list(ORDERS), [rho_ * a for a in ORDERS], delta)[0])
+
+
+def budget_rho(epsilon_: float, delta: float) -> float:
+    """The largest ρ (to a relative 1e-9, from below) with ``zcdp_epsilon(ρ, δ) <= ε``."""
+    low, high = 0.0, 1.0
+    while zcdp_epsilon(high, delta) <= epsilon_:
+        low, high = high, 2.0 * high
+    while high - low > 1e-9 * high:
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if zcdp_epsilon(middle, delta) <= epsilon_ else (low, middle)
+    return low
