@@ -328,7 +328,9 @@ class Repeat:
             g, event, rule = basic, None, f"{self.times} runs, halting composition (Lemma A.4)"
         else:
             event = inner.event if self.times == 1 else dp_accounting.SelfComposedDpEvent(inner.event, self.times)
-            g, rule = tight.guarantee(event, basic), f"{self.times} runs, tight self-composition (PLD)"
+            g = tight.guarantee(event, basic)
+            how = "tight self-composition (PLD)" if g != basic else "basic composition (no tighter here)"
+            rule = f"{self.times} runs, {how}"
         step = PlanStep(ctx.path, "repeat", g, rule, {"times": self.times})
         return NodePlan(g, rule, inner.steps + (step,), inner.produces | set(self.initial) | {self.name},
                         halting=inner.halting, event=event, releases=inner.releases + (self.name,))
