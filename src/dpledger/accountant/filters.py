@@ -22,7 +22,10 @@ several rules". Three filters, each with its theorem:
   Laplace, zCDP, pure ε-DP).
 
 Prices are kept exactly (``fractions.Fraction`` of upward-rounded doubles), so the running totals
-are exact and cost O(1) per step; a total is compared with its limit correctly rounded to a double. A step a filter cannot price is refused, naming the filter.
+are exact and cost O(1) per step. A total is compared with its limit after rounding it to the
+nearest double, the convention of every total in dpledger (``rules.compose`` sums with
+``math.fsum``): a stated guarantee may understate the exact sum of its parts' doubles by half an
+ulp (ten charges of fl(0.1) = 0.1 + 5.6e-18 fit a budget of 1; docs/design.md, "Floating point"). A step a filter cannot price is refused, naming the filter.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ from ..errors import PrivacyError
 from . import gdp as _gdp, rdp as _rdp
 
 Price = tuple[Fraction, ...]
+
+#: The price at an order where a step's Rényi curve is infinite: that order is exhausted for good.
+_EXHAUSTED = Fraction(10) ** 400
 
 
 @attrs.frozen
@@ -250,9 +256,9 @@ class RenyiFilter(Filter):
         values = None if event is None else _rdp.curve(event, self.orders)
         if values is None:
             self._refuse(guarantee, event, "it has no Rényi curve")
-        if not np.all(np.isfinite(values)):
-            self._refuse(guarantee, event, "its Rényi curve is infinite at some order")
-        return tuple(Fraction(float(v)) for v in values)
+        if not np.any(np.isfinite(values)):
+            self._refuse(guarantee, event, "its Rényi curve is infinite at every order")
+        return tuple(Fraction(float(v)) if np.isfinite(v) else _EXHAUSTED for v in values)
 
     def fits(self, total: Price) -> bool:
         return any(float(t) <= float(limit) for t, limit in zip(total, self._limits))

@@ -6,7 +6,8 @@ then run one by one through the ``Schedule``, in the declared order; each must b
 its declared step (the same mechanism with no less noise, no larger sampling rate or sensitivity,
 or a guarantee no weaker than a declared (ε, δ)). Steps chosen adaptively but each dominated by a
 fixed declared step compose to no more than the declared steps do (Dong, Roth & Su 2022, Theorem
-3.2, for the tradeoff functions the declared events define), so the charge covers them.
+3.2, for the tradeoff functions the declared events define), so the charge covers them; other
+steps of the session may interleave (concurrent composition under a filter: Haney et al. 2023).
 """
 
 from __future__ import annotations

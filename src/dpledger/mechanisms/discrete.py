@@ -54,7 +54,11 @@ class DiscreteLaplace(Mechanism):
         return PureDP(self.epsilon)
 
     def dp_event(self):
-        return dp_accounting.dp_event.DiscreteLaplaceDpEvent(float(1 / self.scale), self.sensitivity)
+        # the parameter 1/t rounded up: the event never has more noise than the mechanism
+        parameter = float(1 / self.scale)
+        if Fraction(parameter) < 1 / self.scale:
+            parameter = math.nextafter(parameter, math.inf)
+        return dp_accounting.dp_event.DiscreteLaplaceDpEvent(parameter, self.sensitivity)
 
     def params(self) -> dict:
         return {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "scale": float(self.scale)}

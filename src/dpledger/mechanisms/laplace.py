@@ -41,6 +41,12 @@ def round_up(value: Fraction, name: str = "noise scale") -> float:
     return result
 
 
+def round_down(value: Fraction) -> float:
+    """The largest double <= ``value`` (> 0): a noise multiplier that never overstates the noise."""
+    result = float(value)
+    return math.nextafter(result, 0.0) if Fraction(result) > value else result
+
+
 #: Noise is calibrated to Δ·ROUNDING (ℓ1: ceil(Δ/g)·g + D·g <= Δ + 2g·D for g·D <= Δ/RESOLUTION).
 ROUNDING = 1 + Fraction(2, RESOLUTION)
 

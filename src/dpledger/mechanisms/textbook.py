@@ -19,6 +19,7 @@ rounding (log space, inflated by its evaluation error), and nudged up if needed.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import attrs
 import dp_accounting
@@ -28,6 +29,7 @@ from scipy.special import log_ndtr
 from .. import _validate
 from ..guarantees import ApproxDP, PureDP
 from .base import Mechanism, delta_field, epsilon_field, sensitivity_field, shaped
+from .laplace import round_down
 
 CALIBRATIONS = ("analytic", "classic")
 _EPS = float(np.finfo(float).eps)
@@ -122,8 +124,8 @@ class TextbookLaplace(Mechanism):
         return PureDP(self.epsilon)
 
     def dp_event(self):
-        # dp-accounting's events are normalised to sensitivity 1: noise multiplier = scale / Δ.
-        return dp_accounting.LaplaceDpEvent(self.scale / self.sensitivity)
+        # dp-accounting's events are normalised to sensitivity 1: noise multiplier = scale / Δ, rounded down.
+        return dp_accounting.LaplaceDpEvent(round_down(Fraction(self.scale) / Fraction(self.sensitivity)))
 
     def params(self) -> dict:
         return {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "scale": self.scale}
@@ -217,7 +219,7 @@ class TextbookGaussian(Mechanism):
         return ApproxDP(self.epsilon, self.delta)
 
     def dp_event(self):
-        return dp_accounting.GaussianDpEvent(self.sigma / self.sensitivity)
+        return dp_accounting.GaussianDpEvent(round_down(Fraction(self.sigma) / Fraction(self.sensitivity)))
 
     def params(self) -> dict:
         return {"epsilon": self.epsilon, "delta": self.delta, "sensitivity": self.sensitivity,
