@@ -108,3 +108,23 @@ def test_sigkill_mid_run_loses_nothing_and_corrupts_nothing(tmp_path):
     assert [w.exitcode for w in workers] == [-signal.SIGKILL] * 4
     recorded = _consistent(path)
     assert 0 < len(recorded) <= 200
+
+
+def test_a_schema_1_file_is_read_under_the_basic_filter_and_never_charged(tmp_path):
+    """Files from before filters (composition modes) stay readable; charging them is refused."""
+    import json
+
+    path = tmp_path / "old.sqlite"
+    entry = dp.LedgerEntry("count", "Laplace", "replace-one", dp.PureDP(0.25), "Laplace mechanism").to_dict()
+    del entry["charged"], entry["prepaid"]  # schema 1 had neither
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, document TEXT NOT NULL)")
+        db.executemany("INSERT INTO meta VALUES (?, ?)", [
+            ("schema", "1"), ("composition", "pld"), ("relation", "replace-one"),
+            ("budget", json.dumps({"type": "PureDP", "epsilon": 1.0, "delta": 0.0}))])
+        db.execute("INSERT INTO entries (document) VALUES (?)", (json.dumps(entry),))
+    old = dp.Accountant.inspect(path)
+    assert old.filter.name == "basic" and old.spent.epsilon == 0.25 and len(old.ledger) == 1
+    with pytest.raises(ValueError, match="schema 1"):
+        dp.Accountant.open(path, dp.PureDP(1.0))

@@ -156,68 +156,81 @@ class BasicFilter(Filter):
         return attrs.evolve(left, epsilon=left.amounts[0], delta=left.amounts[1])
 
 
-class GaussianFilter(Filter):
-    """Σμ_i² <= μ² for continuous Gaussian steps: μ-GDP under full adaptivity (Smith & Thakurta
-    2022, Theorem 3.1), hence the budget's (ε, δ) for μ = ``gdp.budget_mu(ε, δ)``."""
+class _SummedFilter(Filter):
+    """A filter whose currency is one number summed over the steps (Σμ², Σρ)."""
 
-    name, currency = "gdp", "Σμ²"
-    source = "Gaussian DP filter (Smith & Thakurta 2022, Theorem 3.1)"
-    hint = ("it admits continuous Gaussian steps only (TextbookGaussian, or subsampling-free compositions of "
-            "them); create the accountant with filter='rdp' for zCDP, subsampled or Laplace steps, or 'basic'")
+    symbol: ClassVar[str]
+    refusal: ClassVar[str]
 
     def __init__(self, budget):
         super().__init__(budget)
-        self.mu = _gdp.budget_mu(self.budget.epsilon, self.budget.delta)
-        self._limit = Fraction(self.mu) ** 2
+        self._limit = self._budget_limit()
+
+    @abc.abstractmethod
+    def _budget_limit(self) -> Fraction:
+        """The budget in the filter's currency, rounded down."""
+
+    @abc.abstractmethod
+    def _amount(self, event):
+        """The step's amount (rounded up), or ``None`` when the filter cannot price it."""
 
     @property
     def limits(self) -> Price:
         return (self._limit,)
 
     def price(self, guarantee, event) -> Price:
-        mu2 = None if event is None else _gdp.mu_squared(event)
-        if mu2 is None:
-            self._refuse(guarantee, event, "it is not a continuous Gaussian")
-        return (mu2,)
+        amount = None if event is None else self._amount(event)
+        if amount is None:
+            self._refuse(guarantee, event, self.refusal)
+        return (Fraction(amount),)
+
+    def price_text(self, price: Price) -> str:
+        return f"{self.symbol}={float(price[0]):.4g}"
+
+
+class GaussianFilter(_SummedFilter):
+    """Σμ_i² <= μ² for continuous Gaussian steps: μ-GDP under full adaptivity (Smith & Thakurta
+    2022, Theorem 3.1), hence the budget's (ε, δ) for μ = ``gdp.budget_mu(ε, δ)``."""
+
+    name, currency, symbol = "gdp", "Σμ²", "μ²"
+    source = "Gaussian DP filter (Smith & Thakurta 2022, Theorem 3.1)"
+    refusal = "it is not a continuous Gaussian"
+    hint = ("it admits continuous Gaussian steps only (TextbookGaussian, or subsampling-free compositions of "
+            "them); create the accountant with filter='zcdp' for the float-safe Gaussian, 'rdp' for subsampled "
+            "or Laplace steps, or 'basic'")
+
+    def _budget_limit(self) -> Fraction:
+        self.mu = _gdp.budget_mu(self.budget.epsilon, self.budget.delta)
+        return Fraction(self.mu) ** 2
+
+    def _amount(self, event):
+        return _gdp.mu_squared(event)
 
     def epsilon(self, total: Price) -> float:
         return _gdp.epsilon(math.sqrt(float(total[0])), self.budget.delta) if total[0] else 0.0
 
-    def price_text(self, price: Price) -> str:
-        return f"μ²={float(price[0]):.4g}"
 
-
-class ZCDPFilter(Filter):
+class ZCDPFilter(_SummedFilter):
     """Σρ_i <= ρ for zCDP steps: ρ-zCDP under full adaptivity (module doc), hence the budget's
     (ε, δ) for ρ = ``rdp.budget_rho(ε, δ)``."""
 
-    name, currency = "zcdp", "Σρ"
+    name, currency, symbol = "zcdp", "Σρ", "ρ"
     source = "zCDP filter (Feldman & Zrnic 2021, Theorem 3.1, at every order; Whitehouse et al. 2023)"
+    refusal = "it is not a zCDP step"
     hint = ("it admits zCDP steps only (Gaussian, TextbookGaussian, pure ε-DP as ε²/2-zCDP); create the "
             "accountant with filter='rdp' for subsampled steps, or 'basic' for (ε, δ) steps")
 
-    def __init__(self, budget):
-        super().__init__(budget)
+    def _budget_limit(self) -> Fraction:
         if not self.budget.delta > 0:
             raise ValueError("the zCDP filter needs a budget with δ > 0; use filter='basic' for a pure ε budget")
         self.rho = _rdp.budget_rho(self.budget.epsilon, self.budget.delta)
-        self._limit = Fraction(self.rho)
+        return Fraction(self.rho)
 
-    @property
-    def limits(self) -> Price:
-        return (self._limit,)
-
-    def price(self, guarantee, event) -> Price:
-        rho = None if event is None else _rdp.rho(event)
-        if rho is None:
-            self._refuse(guarantee, event, "it is not a zCDP step")
-        return (Fraction(rho),)
+    def _amount(self, event):
+        return _rdp.rho(event)
 
     def epsilon(self, total: Price) -> float:
         return _rdp.zcdp_epsilon(float(total[0]), self.budget.delta)
-
-    def price_text(self, price: Price) -> str:
-        return f"ρ={float(price[0]):.4g}"
 
 
 class RenyiFilter(Filter):
