@@ -228,8 +228,20 @@ def case_e() -> list[dict]:
     return rows
 
 
+WHY = """Why each rule is valid where it is used:
+
+- (a), (b), (d), (e) interactive: each step is chosen after the last one's output, so only a filter
+  proven under full adaptivity applies: basic (Rogers et al. 2016), Gaussian DP (Smith & Thakurta
+  2022), zCDP (Feldman & Zrnic 2021 at every order) or Rényi with fixed orders and δ split over them
+  (docs/proofs.md). OpenDP's rows are its own fully adaptive composition under a privacy filter.
+- Rows marked "fixed" (dp-accounting, prv-accountant) compose steps fixed before the data; they are
+  the tight figure for that setting and are not valid for the interactive one.
+- (c) a `repeat` is fixed in advance (one plan), so dpledger composes it by PLD as dp-accounting does.
+"""
+
+
 def markdown(rows) -> str:
-    lines = ["| case | method | rule | steps | ε | time | note |", "|---|---|---|---|---|---|---|"]
+    lines = [WHY, "| case | method | rule | steps | ε | time | note |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         eps = "—" if r["epsilon"] is None else f"{r['epsilon']:.5g}"
         seconds = f"{r['seconds'] * 1e3:.3g} ms" if r["seconds"] < 1 else f"{r['seconds']:.3g} s"

@@ -135,9 +135,13 @@ class BasicFilter(Filter):
     name, currency = "basic", "(Σε, Σδ)"
     source = "basic composition filter (Rogers, Roth, Ullman & Vadhan 2016, Theorem 3.6)"
 
+    def __init__(self, budget):
+        super().__init__(budget)
+        self._limits = Fraction(self.budget.epsilon), Fraction(self.budget.delta)
+
     @property
     def limits(self) -> Price:
-        return Fraction(self.budget.epsilon), Fraction(self.budget.delta)
+        return self._limits
 
     def price(self, guarantee, event) -> Price:
         return Fraction(guarantee.epsilon), Fraction(guarantee.delta)
