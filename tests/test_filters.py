@@ -120,8 +120,9 @@ def test_renyi_filter_prices_pure_and_zcdp_steps_and_refuses_approximate_ones():
 
 
 def test_renyi_filter_needs_approximate_budget_and_sane_orders():
-    with pytest.raises(ValueError, match="δ > 0"):
-        session(dp.PureDP(1.0), "rdp")
+    for rule in ("rdp", "zcdp", "gdp"):
+        with pytest.raises(ValueError, match="δ > 0"):
+            session(dp.PureDP(1.0), rule)
     for bad in ([1.0], [float("nan")], []):
         with pytest.raises(ValueError, match="orders"):
             session(dp.ApproxDP(1.0, 1e-6), "rdp", orders=bad)

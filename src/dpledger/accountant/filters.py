@@ -204,6 +204,9 @@ class GaussianFilter(_SummedFilter):
             "or Laplace steps, or 'basic'")
 
     def _budget_limit(self) -> Fraction:
+        if not self.budget.delta > 0:
+            raise ValueError("the GDP filter needs a budget with δ > 0 (μ-GDP is never pure ε-DP); "
+                             "use filter='basic' for a pure ε budget")
         self.mu = _gdp.budget_mu(self.budget.epsilon, self.budget.delta)
         return Fraction(self.mu) ** 2
 
