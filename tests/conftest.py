@@ -7,3 +7,5 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("dpledger")
+
+pytest_plugins = ["pytester"]  # tests/test_testing.py runs the plugin in a fresh pytest

@@ -79,7 +79,8 @@ def _check_picklable(fn: Callable, executor: Executor | None, label: str) -> Non
                         "(cloudpickle)") from None
 
 
-def _claim(target: Target, epsilon, delta) -> tuple[float, float]:
+def claim_of(target: Target, epsilon, delta) -> tuple[float, float]:
+    """The claim to audit: the given (ε, δ), else the target's own; an error when there is none."""
     epsilon = target.claim[0] if epsilon is None else epsilon
     delta = target.claim[1] if delta is None else delta
     if epsilon is None:
@@ -87,7 +88,7 @@ def _claim(target: Target, epsilon, delta) -> tuple[float, float]:
     return _validate.nonnegative("epsilon", epsilon), _validate.probability("delta", delta)
 
 
-def _search_samples(search_samples, samples: int, examples: int, epsilon: float, delta: float) -> int:
+def search_sample_size(search_samples, samples: int, examples: int, epsilon: float, delta: float) -> int:
     """The given size, or by default the audit's samples spread over the candidates (at least
     enough for a score to exceed ε at all)."""
     minimum = 2 * minimum_test_samples(epsilon, delta, bonferroni_level(SEARCH_CONFIDENCE, 1))
@@ -100,18 +101,23 @@ def _search_samples(search_samples, samples: int, examples: int, epsilon: float,
     return search_samples
 
 
+def search_score(run: Callable[..., AuditReport], pair, samples: int, delta: float, seed: int) -> float | None:
+    """The held-out search estimate of ε on ``pair`` (None when the mechanism failed): events chosen
+    on half of ``samples`` draws per side, counted on the other half, at level 0.25 uncorrected. A
+    ranking, not a test."""
+    report = run([pair], samples=samples, confidence=SEARCH_CONFIDENCE, seed=seed, events_per_pair=1)
+    if not report.ok:
+        return None
+    return max((float(epsilon_lower_bound(t.p_lower, t.p_upper, delta)) for t in report.pairs[0].tests),
+               default=-np.inf)
+
+
 def _search(resolved: Target, run: Callable[..., AuditReport], delta: float, examples: int, samples: int,
             count: int, entropy: int) -> tuple[list, SearchSummary]:
     """The ``count`` best candidate pairs by search score, and how they were found."""
 
     def score(pair, index: int) -> float | None:
-        """The held-out search estimate of ε on ``pair`` (None when the mechanism failed)."""
-        report = run([pair], samples=samples, confidence=SEARCH_CONFIDENCE, seed=_derive(entropy, (index,)),
-                     events_per_pair=1)
-        if not report.ok:
-            return None
-        return max((float(epsilon_lower_bound(t.p_lower, t.p_upper, delta)) for t in report.pairs[0].tests),
-                   default=-np.inf)
+        return search_score(run, pair, samples, delta, _derive(entropy, (index,)))
 
     scored = search_pairs(score, resolved.defaults, resolved.neighbours, examples, np.random.default_rng(entropy))
     # all failed: audit some anyway, to report the failure; no search: the defaults, unscored
@@ -152,13 +158,13 @@ def audit(target, epsilon: float | None = None, delta: float | None = None, *, p
     entropy = np.random.SeedSequence(seed).entropy
     example_rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=EXAMPLE_STREAM))
     resolved = resolve(target, relation, data, example_rng)
-    epsilon, delta = _claim(resolved, epsilon, delta)
+    epsilon, delta = claim_of(resolved, epsilon, delta)
     searching = pairs is None
     if searching:
         if not resolved.defaults:
             raise ValueError(f"pairs is required: {resolved.label} has no example input to search around; "
                              "pass pairs=[(D, D'), ...] or data= (with relation= for a function)")
-        search_samples = _search_samples(search_samples, samples, search_examples, epsilon, delta)
+        search_samples = search_sample_size(search_samples, samples, search_examples, epsilon, delta)
         audited = audited_pairs
     else:
         pairs = checked_pairs(pairs, resolved.relation)

@@ -1,0 +1,194 @@
+"""``assert_private``: a privacy test in three lines, hypothesis searching, fresh samples deciding.
+
+1. **Search** (hypothesis): draws neighbouring pairs from the caller's strategy, scores each on its
+   own *search* samples (``audit.auditor.search_score``: a held-out ε estimate, a ranking, not a
+   test), steers towards high scores with ``hypothesis.target``, and when a score exceeds the
+   claim, lets hypothesis shrink that pair (smaller datasets, simpler values) to the smallest pair
+   whose score still exceeds it. Every score is deterministic in (seed, pair), so hypothesis sees
+   a consistent test and the run depends on the seed alone (``reproducible.seed_only``).
+2. **Decide** (fresh samples): the candidates (the first pair that exceeded and its shrunk form,
+   or else the two best-scoring pairs) are audited once by ``audit_pairs`` on samples drawn from a
+   stream the search never touched, with one Bonferroni family over every (pair, direction,
+   event) tested. Given the candidates, which depend on the search draws only, a mechanism that
+   keeps its claim is reported as violating with probability at most 1 − ``confidence``, however
+   many examples hypothesis tried and however the pairs were shrunk (docs/design.md,
+   "Privacy tests").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+import hypothesis
+import numpy as np
+from hypothesis import HealthCheck, Phase, Verbosity
+from hypothesis.strategies import SearchStrategy
+
+from .. import _validate
+from ..audit.auditor import claim_of, search_sample_size, search_score
+from ..audit.pairs import EVENTS_PER_PAIR, audit_pairs, check_samples, checked_samples
+from ..audit.report import AuditReport, EventTest
+from ..audit.search import _key as pair_key
+from ..audit.targets import describe_pair, resolve
+from .reproducible import seed_only
+
+#: candidates decided on fresh samples: the pair that exceeded and its shrunk form (or the two best)
+CANDIDATES = 2
+
+
+class PrivacyViolation(AssertionError):
+    """A confirmed violation: ``pair`` (the smallest confirmed), ``epsilon_lower_bound`` certified on
+    fresh samples, ``claimed`` (ε, δ), the distinguishing ``event`` in words, the ``report``."""
+
+    def __init__(self, message: str, pair, epsilon_lower_bound: float, claimed: tuple[float, float], event: str,
+                 report: AuditReport):
+        super().__init__(message)
+        self.pair, self.epsilon_lower_bound, self.claimed, self.event, self.report = (
+            pair, epsilon_lower_bound, claimed, event, report)
+
+
+class _Exceeds(Exception):
+    """Raised inside the search when a pair's score exceeds the claim: hypothesis then shrinks it."""
+
+    def __init__(self, pair):
+        super().__init__("score above the claim")
+        self.pair = pair
+
+
+class _NotNeighbours(Exception):
+    def __init__(self, pair, why: str):
+        super().__init__(why)
+        self.pair, self.why = pair, why
+
+
+def _seed_for(seed: int, pair, stream: str) -> int:
+    """A seed that depends on the run's seed and the pair's contents only."""
+    digest = hashlib.sha256(repr((seed, stream, pair_key(pair))).encode()).digest()
+    return int.from_bytes(digest[:16], "little")
+
+
+def _size(pair) -> tuple[int, float]:
+    """How big a pair is, for choosing the smallest confirmed one: its inputs' sizes, then values."""
+    arrays = [np.asarray(x, dtype=float) for x in pair]
+    return sum(a.size for a in arrays), float(sum(np.abs(a).sum() for a in arrays))
+
+
+def _neighbouring(pair, relation):
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise _NotNeighbours(pair, f"the strategy drew {type(pair).__name__} {pair!r}, not a (D, D') pair")
+    if relation is not None:
+        try:
+            ok = relation.are_neighbours(pair[0], pair[1])
+        except (TypeError, ValueError) as exc:
+            raise _NotNeighbours(pair, f"the pair cannot be checked under {relation}: {exc}") from None
+        if not ok:
+            raise _NotNeighbours(pair, f"the pair is not neighbouring under {relation}")
+    return pair[0], pair[1]
+
+
+def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = None, delta: float | None = None,
+                   relation=None, samples: int = 20_000, search_samples: int = 2_000, confidence: float = 0.999,
+                   seed: int = 0, max_examples: int = 40) -> AuditReport:
+    """Test that ``target`` keeps its privacy claim on the neighbouring pairs ``pairs`` draws.
+
+    ``target``: a mechanism, a ``Graph``, a registered estimator's name, or a function
+    ``fn(data, rng[, size])`` (then ``epsilon`` (and ``delta``) are the claim, and ``relation``
+    may name the relation the pairs must satisfy). ``pairs``: a hypothesis strategy of (D, D')
+    pairs, e.g. ``dpledger.audit.strategies.replace_one_pairs(...)``. ``max_examples`` pairs are
+    searched on ``search_samples`` draws per side each; the decision uses ``samples`` fresh draws
+    per side of each candidate. Passes silently (returning the deciding report) when no violation
+    is confirmed; raises ``PrivacyViolation`` otherwise. A false alarm on a target that keeps its
+    claim has probability at most 1 − ``confidence``. ``seed`` reproduces everything.
+    """
+    if not isinstance(pairs, SearchStrategy):
+        raise TypeError(f"pairs must be a hypothesis strategy of (D, D') pairs (e.g. "
+                        f"dpledger.audit.strategies.replace_one_pairs()), got {type(pairs).__name__}")
+    seed = _validate.integer("seed", seed, minimum=0)
+    max_examples = _validate.integer("max_examples", max_examples, minimum=1)
+    samples = checked_samples(samples)
+    confidence = _validate.probability("confidence", confidence, low_open=True)
+    resolved = resolve(target, relation, None, np.random.default_rng(seed))
+    epsilon, delta = claim_of(resolved, epsilon, delta)
+    check_samples(samples, epsilon, delta, confidence, CANDIDATES * EVENTS_PER_PAIR)  # before any sampling
+    search_samples = search_sample_size(search_samples, samples, 1, epsilon, delta)
+
+    def run(chosen, **options) -> AuditReport:
+        return audit_pairs(resolved.runner(chosen), chosen, epsilon=epsilon, delta=delta, relation=resolved.relation,
+                           **options)
+
+    scores: dict[tuple, tuple[float | None, tuple]] = {}
+    exceeded: list[tuple] = []
+
+    def score(pair) -> float | None:
+        key = pair_key(pair)
+        if key not in scores:
+            scores[key] = (search_score(run, pair, search_samples, delta, _seed_for(seed, pair, "search")), pair)
+        return scores[key][0]
+
+    @hypothesis.settings(max_examples=max_examples, database=None, deadline=None, derandomize=False,
+                         phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink),
+                         suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+                         verbosity=Verbosity.quiet)
+    @hypothesis.seed(seed)
+    @hypothesis.given(pairs)
+    def search(pair):
+        pair = _neighbouring(pair, resolved.relation)
+        value = score(pair)
+        finite = value is not None and math.isfinite(value)
+        hypothesis.target(value if finite else -1.0, label="search estimate of ε")
+        if finite and value > epsilon:
+            if not exceeded:
+                exceeded.append(pair)
+            raise _Exceeds(pair)
+
+    shrunk = None
+    try:
+        with seed_only():
+            search()
+    except _Exceeds as found:
+        shrunk = found.pair
+    except _NotNeighbours as bad:
+        raise ValueError(f"pairs: {bad.why} (the claim of {resolved.label} speaks only of neighbours): "
+                         f"D = {bad.pair[0]!r}, D' = {bad.pair[1]!r}" if isinstance(bad.pair, (tuple, list))
+                         and len(bad.pair) == 2 else f"pairs: {bad.why}") from None
+    candidates = _candidates(exceeded, shrunk, scores)
+    report = run(candidates, samples=samples, confidence=confidence, seed=_seed_for(seed, candidates, "decide"))
+    if report.violation:
+        raise _violation(resolved, report, candidates, len(scores))
+    return report
+
+
+def _candidates(exceeded: list, shrunk, scores: dict) -> list:
+    if exceeded:
+        chosen = [exceeded[0]] + ([shrunk] if shrunk is not None else [])
+    else:
+        ranked = sorted((s for s in scores.values() if s[0] is not None), key=lambda s: -s[0])
+        chosen = [pair for _, pair in ranked[:CANDIDATES]] or [pair for _, pair in list(scores.values())[:1]]
+    unique = {pair_key(pair): pair for pair in chosen}
+    return list(unique.values())
+
+
+def _probabilities(test: EventTest) -> str:
+    high, low = ("M(D')", "M(D)") if test.direction == "D'→D" else ("M(D)", "M(D')")
+    return f"P[{high} ∈ E] >= {test.p_lower:.4g}, P[{low} ∈ E] <= {test.p_upper:.4g}"
+
+
+def _violation(resolved, report: AuditReport, candidates: list, searched: int) -> PrivacyViolation:
+    """The smallest confirmed pair, in words."""
+    confirmed = [(index, p) for index, p in enumerate(report.pairs) if p.epsilon_lower_bound > report.claimed[0]]
+    index, pair_report = min(confirmed, key=lambda item: _size(candidates[item[0]]))
+    pair = candidates[index]
+    test: EventTest = pair_report.best
+    epsilon, delta = report.claimed
+    origin = ("" if len(candidates) == 1 or index == 0 else
+              f", shrunk by hypothesis from {describe_pair(resolved.relation, *candidates[0])}")
+    message = (
+        f"{resolved.label} claims (ε = {epsilon:g}, δ = {delta:g}) but fresh samples certify ε >= "
+        f"{pair_report.epsilon_lower_bound:.4g} on this pair at confidence {report.confidence:g}:\n"
+        f"  D  = {np.asarray(pair[0]).tolist()!r}\n  D' = {np.asarray(pair[1]).tolist()!r}\n"
+        f"  ({describe_pair(resolved.relation, *pair)}{origin})\n"
+        f"  distinguishing event E = {{{test.event}}}: {_probabilities(test)}\n"
+        f"  searched {searched} pair(s) with hypothesis; {report.tests} test(s) on {report.samples} fresh samples "
+        f"per side decided, each at level {report.level:.3g} (Bonferroni)")
+    return PrivacyViolation(message, pair, pair_report.epsilon_lower_bound, report.claimed, test.event, report)

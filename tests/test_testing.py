@@ -1,0 +1,125 @@
+"""``dpledger.testing``: hypothesis searches, fresh samples decide, violations shrink, runs are
+reproducible across programs, and the pytest plugin audits every registered estimator.
+
+False alarms: every call here runs at confidence 1 − 1e-6 (or the default 1 − 1e-3 where a pass is
+expected and stated as such), so a correct target fails with probability at most that, whatever
+hypothesis tried (docs/design.md, "Privacy tests")."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+import dpledger as dp
+from dpledger.audit import strategies
+from dpledger.mechanisms import Laplace
+from dpledger.relations import ReplaceOne
+from dpledger.testing import PrivacyViolation, assert_private
+
+CONFIDENCE = 1 - 1e-6
+ROWS = strategies.replace_one_pairs(1, 10, 1, 0.0, 1.0)  # sums over [0, 1]^n, n up to 10
+
+
+def noisy_sum(data, rng, size=None, *, scale=1.0):
+    return float(np.clip(data, 0, 1).sum()) + rng.laplace(0.0, scale, size)
+
+
+def half_noise(data, rng, size=None):
+    return noisy_sum(data, rng, size, scale=0.5)  # claims ε = 1: needs scale 1
+
+
+def noise_from_the_data(data, rng, size=None):
+    """Noise scale chosen from the data: enough for large datasets, half for one or two rows."""
+    return noisy_sum(data, rng, size, scale=1.0 if len(data) > 2 else 0.5)
+
+
+@pytest.mark.privacy
+@pytest.mark.parametrize("buggy", [half_noise, noise_from_the_data])
+def test_a_bug_is_caught_and_shrunk_to_a_tiny_pair(buggy):
+    with pytest.raises(PrivacyViolation) as caught:
+        assert_private(buggy, ROWS, epsilon=1.0, relation=ReplaceOne(), confidence=CONFIDENCE)
+    violation = caught.value
+    assert isinstance(violation, AssertionError) and violation.claimed == (1.0, 0.0)
+    assert violation.epsilon_lower_bound > 1.0 and len(violation.pair[0]) <= 2
+    assert "D  = " in str(violation) and "distinguishing event" in str(violation) and violation.event
+
+
+@pytest.mark.privacy
+def test_the_correct_mechanism_passes():
+    report = assert_private(noisy_sum, ROWS, epsilon=1.0, relation=ReplaceOne(), confidence=CONFIDENCE)
+    assert not report.violation and report.tests >= 2
+
+
+@pytest.mark.privacy
+def test_mechanisms_graphs_and_estimators_are_targets():
+    answers = st.floats(-5.0, 5.0).map(lambda v: (v, v + 1.0))
+    assert_private(Laplace(1.0), answers, confidence=CONFIDENCE)
+    graph = dp.Graph(dp.release("sum", Laplace(1.0), lambda x: float(np.clip(x, 0, 1).sum())), relation=ReplaceOne())
+    assert_private(graph, ROWS, samples=4_000, search_samples=600, max_examples=8, confidence=CONFIDENCE)
+    with pytest.raises(PrivacyViolation):  # a graph claiming more than its mechanism gives
+        half = dp.Graph(dp.release("sum", Laplace(2.0), lambda x: float(np.clip(x, 0, 1).sum())), relation=ReplaceOne())
+        assert_private(half, ROWS, epsilon=1.0, samples=4_000, search_samples=600, max_examples=8,
+                       confidence=CONFIDENCE)
+    params, data = dp.graph.registry.info("mean.clipped").example(np.random.default_rng(0))
+    assert_private("mean.clipped", strategies.pairs_like(ReplaceOne(), data), samples=4_000, search_samples=600,
+                   max_examples=5, confidence=CONFIDENCE)
+
+
+def test_bad_input_is_refused_before_sampling():
+    with pytest.raises(ValueError, match=r"not neighbouring under answers within ℓ1 distance 1.*D = 0.0, D' = 2.0"):
+        assert_private(Laplace(1.0), st.just((0.0, 2.0)))
+    with pytest.raises(ValueError, match="epsilon is required"):
+        assert_private(noisy_sum, ROWS)
+    with pytest.raises(TypeError, match="hypothesis strategy"):
+        assert_private(noisy_sum, [(np.zeros(1), np.ones(1))], epsilon=1.0)
+    with pytest.raises(ValueError, match="not neighbouring under replace-one"):
+        assert_private(noisy_sum, st.just((np.zeros(2), np.ones(2))), epsilon=1.0, relation=ReplaceOne())
+
+
+PROGRAM = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    if sys.argv[2] == "with-constants":
+        import local_constants  # a local module full of floats Hypothesis would mine
+        from hypothesis.internal.conjecture import providers
+        assert 0.7182818 in providers._get_local_constants().floats
+    import numpy as np
+    from dpledger.audit import strategies
+    from dpledger.relations import ReplaceOne
+    from dpledger.testing import assert_private
+    seen = []
+    def noisy_sum(data, rng, size=None):
+        seen.append(np.asarray(data).round(12).tolist())
+        return float(np.clip(data, 0, 1).sum()) + rng.laplace(0.0, 1.0, size)
+    report = assert_private(noisy_sum, strategies.replace_one_pairs(1, 6, 1, 0.0, 1.0), epsilon=1.0,
+                            relation=ReplaceOne(), samples=2_000, search_samples=400, max_examples=15)
+    print(json.dumps({"seen": seen, "bound": report.epsilon_lower_bound}))
+""")
+
+
+def test_the_same_search_runs_the_same_in_two_programs(tmp_path):
+    """Hypothesis mines constants from imported local modules; assert_private's search must not."""
+    (tmp_path / "local_constants.py").write_text(
+        "VALUES = [0.7182818, 0.3141592, 0.5772156, 0.6931471, 0.1414213, 0.9999999, 0.0000001]\n")
+    runs = [subprocess.run([sys.executable, "-c", PROGRAM, str(tmp_path), mode], capture_output=True, text=True,
+                           cwd=tmp_path, check=True) for mode in ("plain", "with-constants")]
+    first, second = (json.loads(run.stdout) for run in runs)
+    assert first == second and len(first["seen"]) >= 15
+
+
+def test_the_plugin_audits_every_registered_estimator(pytester):
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest_subprocess("--collect-only", "-q", "--dpledger-audit")
+    collected = result.stdout.str()
+    for name in dp.estimators():
+        assert f"dpledger-audit[{name}]" in collected
+    result = pytester.runpytest_subprocess("-q", "-k", "mean.clipped", "--dpledger-audit",
+                                           "--dpledger-audit-samples", "2000")
+    result.assert_outcomes(passed=1)
+    assert "privacy" in pytester.runpytest_subprocess("--markers").stdout.str()
