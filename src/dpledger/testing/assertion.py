@@ -62,9 +62,9 @@ class _NotNeighbours(Exception):
         self.pair, self.why = pair, why
 
 
-def _seed_for(seed: int, pair, stream: str) -> int:
-    """A seed that depends on the run's seed and the pair's contents only."""
-    digest = hashlib.sha256(repr((seed, stream, pair_key(pair))).encode()).digest()
+def _seed_for(seed: int, pairs: list, stream: str) -> int:
+    """A seed that depends on the run's seed, the stream's name and the pairs' contents only."""
+    digest = hashlib.sha256(repr((seed, stream, [pair_key(pair) for pair in pairs])).encode()).digest()
     return int.from_bytes(digest[:16], "little")
 
 
@@ -123,7 +123,7 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
     def score(pair) -> float | None:
         key = pair_key(pair)
         if key not in scores:
-            scores[key] = (search_score(run, pair, search_samples, delta, _seed_for(seed, pair, "search")), pair)
+            scores[key] = (search_score(run, pair, search_samples, delta, _seed_for(seed, [pair], "search")), pair)
         return scores[key][0]
 
     @hypothesis.settings(max_examples=max_examples, database=None, deadline=None, derandomize=False,
