@@ -123,3 +123,14 @@ def test_the_plugin_audits_every_registered_estimator(pytester):
                                            "--dpledger-audit-samples", "2000")
     result.assert_outcomes(passed=1)
     assert "privacy" in pytester.runpytest_subprocess("--markers").stdout.str()
+
+
+def test_a_target_that_raises_on_some_input_fails_with_a_small_pair():
+    def fragile(data, rng, size=None):
+        if np.max(data) > 0.9:
+            raise ValueError("value out of range")
+        return noisy_sum(data, rng, size)
+
+    with pytest.raises(AssertionError, match="raised on a neighbouring pair.*value out of range") as caught:
+        assert_private(fragile, ROWS, epsilon=1.0, relation=ReplaceOne())
+    assert not isinstance(caught.value, PrivacyViolation)

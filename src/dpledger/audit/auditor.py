@@ -51,7 +51,7 @@ def _derive(entropy: int, key: tuple[int, ...]) -> int:
 
 
 @contextlib.contextmanager
-def _executor(executor: object) -> Iterator[Executor | None]:
+def executor_for(executor: object) -> Iterator[Executor | None]:
     """``executor`` itself, or for "processes" a process pool on every core, shut down afterwards
     (started the platform's default way: where that is "spawn", call ``audit`` under
     ``if __name__ == "__main__":``, as for any process pool)."""
@@ -105,7 +105,11 @@ def search_score(run: Callable[..., AuditReport], pair, samples: int, delta: flo
     """The held-out search estimate of ε on ``pair`` (None when the mechanism failed): events chosen
     on half of ``samples`` draws per side, counted on the other half, at level 0.25 uncorrected. A
     ranking, not a test."""
-    report = run([pair], samples=samples, confidence=SEARCH_CONFIDENCE, seed=seed, events_per_pair=1)
+    return scored(run([pair], samples=samples, confidence=SEARCH_CONFIDENCE, seed=seed, events_per_pair=1), delta)
+
+
+def scored(report: AuditReport, delta: float) -> float | None:
+    """The search score of a one-pair search report (None when the mechanism failed)."""
     if not report.ok:
         return None
     return max((float(epsilon_lower_bound(t.p_lower, t.p_upper, delta)) for t in report.pairs[0].tests),
@@ -172,7 +176,7 @@ def audit(target, epsilon: float | None = None, delta: float | None = None, *, p
     check_samples(samples, epsilon, delta, confidence, audited * EVENTS_PER_PAIR)  # before any search
     planned = (search_examples * search_samples if searching else 0) + audited * samples
 
-    with _executor(executor) as pool, tracking(progress, 2 * planned, "auditing") as tracker:
+    with executor_for(executor) as pool, tracking(progress, 2 * planned, "auditing") as tracker:
         _check_picklable(resolved.fn, pool, resolved.label)
 
         def run(pairs: list, **options) -> AuditReport:

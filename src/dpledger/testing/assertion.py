@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, Phase, Verbosity
 from hypothesis.strategies import SearchStrategy
 
 from .. import _validate
-from ..audit.auditor import claim_of, search_sample_size, search_score
+from ..audit.auditor import SEARCH_CONFIDENCE, claim_of, executor_for, scored, search_sample_size
 from ..audit.pairs import EVENTS_PER_PAIR, audit_pairs, check_samples, checked_samples
 from ..audit.report import AuditReport, EventTest
 from ..audit.search import _key as pair_key
@@ -54,6 +54,12 @@ class _Exceeds(Exception):
     def __init__(self, pair):
         super().__init__("score above the claim")
         self.pair = pair
+
+
+class _Raised(Exception):
+    def __init__(self, pair, message: str):
+        super().__init__(message)
+        self.pair, self.message = pair, message
 
 
 class _NotNeighbours(Exception):
@@ -89,7 +95,7 @@ def _neighbouring(pair, relation):
 
 def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = None, delta: float | None = None,
                    relation=None, samples: int = 20_000, search_samples: int = 2_000, confidence: float = 0.999,
-                   seed: int = 0, max_examples: int = 40) -> AuditReport:
+                   seed: int = 0, max_examples: int = 40, executor=None) -> AuditReport:
     """Test that ``target`` keeps its privacy claim on the neighbouring pairs ``pairs`` draws.
 
     ``target``: a mechanism, a ``Graph``, a registered estimator's name, or a function
@@ -100,6 +106,7 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
     per side of each candidate. Passes silently (returning the deciding report) when no violation
     is confirmed; raises ``PrivacyViolation`` otherwise. A false alarm on a target that keeps its
     claim has probability at most 1 − ``confidence``. ``seed`` reproduces everything.
+    ``executor``: as for ``audit`` (a ``concurrent.futures.Executor`` or "processes").
     """
     if not isinstance(pairs, SearchStrategy):
         raise TypeError(f"pairs must be a hypothesis strategy of (D, D') pairs (e.g. "
@@ -113,9 +120,16 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
     check_samples(samples, epsilon, delta, confidence, CANDIDATES * EVENTS_PER_PAIR)  # before any sampling
     search_samples = search_sample_size(search_samples, samples, 1, epsilon, delta)
 
+    with executor_for(executor) as pool:
+        return _search_and_decide(resolved, pairs, epsilon, delta, samples, search_samples, confidence, seed,
+                                  max_examples, pool)
+
+
+def _search_and_decide(resolved, pairs, epsilon, delta, samples, search_samples, confidence, seed, max_examples,
+                       pool) -> AuditReport:
     def run(chosen, **options) -> AuditReport:
         return audit_pairs(resolved.runner(chosen), chosen, epsilon=epsilon, delta=delta, relation=resolved.relation,
-                           **options)
+                           executor=pool, **options)
 
     scores: dict[tuple, tuple[float | None, tuple]] = {}
     exceeded: list[tuple] = []
@@ -123,7 +137,11 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
     def score(pair) -> float | None:
         key = pair_key(pair)
         if key not in scores:
-            scores[key] = (search_score(run, pair, search_samples, delta, _seed_for(seed, [pair], "search")), pair)
+            report = run([pair], samples=search_samples, confidence=SEARCH_CONFIDENCE,
+                         seed=_seed_for(seed, [pair], "search"), events_per_pair=1)
+            if not report.ok:  # code that touches data must be total: a crash on a drawn pair fails the test
+                raise _Raised(pair, report.errors[0].message)
+            scores[key] = (scored(report, delta), pair)
         return scores[key][0]
 
     @hypothesis.settings(max_examples=max_examples, database=None, deadline=None, derandomize=False,
@@ -148,12 +166,18 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
             search()
     except _Exceeds as found:
         shrunk = found.pair
+    except _Raised as crash:  # shrunk by hypothesis to a small input that still raises
+        raise AssertionError(f"{resolved.label} raised on a neighbouring pair (an error that depends on the data "
+                             f"is an observable no claim covers): {crash.message}\n  D  = {crash.pair[0]!r}\n"
+                             f"  D' = {crash.pair[1]!r}") from None
     except _NotNeighbours as bad:
         raise ValueError(f"pairs: {bad.why} (the claim of {resolved.label} speaks only of neighbours): "
                          f"D = {bad.pair[0]!r}, D' = {bad.pair[1]!r}" if isinstance(bad.pair, (tuple, list))
                          and len(bad.pair) == 2 else f"pairs: {bad.why}") from None
     candidates = _candidates(exceeded, shrunk, scores)
     report = run(candidates, samples=samples, confidence=confidence, seed=_seed_for(seed, candidates, "decide"))
+    if not report.ok:
+        raise AssertionError(f"{resolved.label} raised on a candidate pair: {report.errors[0].message}")
     if report.violation:
         raise _violation(resolved, report, candidates, len(scores))
     return report
