@@ -158,8 +158,14 @@ def test_from_sigma_keeps_sigma_and_states_a_valid_epsilon():
     assert dp.mechanisms.analytic_delta(10.0, textbook.epsilon, 2.0) <= 1e-6
     assert textbook.dp_event() == dp_accounting.GaussianDpEvent(5.0)
     assert lattice.dp_event().rho <= (2.0 * (1 + 1 / 1024) / 10.0) ** 2 / 2 * (1 + 1e-15)
-    with pytest.raises(ValueError, match="sigma"):
-        Gaussian.from_sigma(-1.0)
+    for bad in (-1.0, 0.0, float("nan"), float("inf")):
+        for cls in (Gaussian, TextbookGaussian):
+            with pytest.raises(ValueError, match="sigma"):
+                cls.from_sigma(bad)
+    for bad in (0.0, 1.0, -1e-6, float("nan")):
+        for cls in (Gaussian, TextbookGaussian):
+            with pytest.raises(ValueError, match="delta"):
+                cls.from_sigma(10.0, delta=bad)
 
 
 # -- the zCDP filter --------------------------------------------------------------------------

@@ -122,7 +122,7 @@ class Filter(abc.ABC):
         """A step's price for the ledger's "charged" column."""
         return ", ".join(f"{float(p):.4g}" for p in price)
 
-    def _refuse(self, guarantee, event, why: str):
+    def _refuse(self, guarantee, why: str):
         raise PrivacyError(f"the {self.name!r} filter cannot account for a step {guarantee} ({why}); "
                            f"{self.hint}. Nothing was charged.")
 
@@ -185,7 +185,7 @@ class _SummedFilter(Filter):
     def price(self, guarantee, event) -> Price:
         amount = None if event is None else self._amount(event)
         if amount is None:
-            self._refuse(guarantee, event, self.refusal)
+            self._refuse(guarantee, self.refusal)
         return (Fraction(amount),)
 
     def price_text(self, price: Price) -> str:
@@ -275,9 +275,9 @@ class RenyiFilter(Filter):
     def price(self, guarantee, event) -> Price:
         values = None if event is None else _rdp.curve(event, self.orders)
         if values is None:
-            self._refuse(guarantee, event, "it has no Rényi curve")
+            self._refuse(guarantee, "it has no Rényi curve")
         if not np.any(np.isfinite(values)):
-            self._refuse(guarantee, event, "its Rényi curve is infinite at every order")
+            self._refuse(guarantee, "its Rényi curve is infinite at every order")
         return tuple(Fraction(float(v)) if np.isfinite(v) else _EXHAUSTED for v in values)
 
     def fits(self, total: Price) -> bool:

@@ -31,11 +31,6 @@ def _pld_of(key: str):
     return _pld.from_event(_events.from_dict(json.loads(key)))
 
 
-def pld(event):
-    """The event's PLD (cached), or ``None`` when some part has none."""
-    return _pld_of(_events.key(event))
-
-
 @functools.lru_cache(maxsize=4096)
 def _epsilon(key: str, delta: float) -> float:
     distribution = _pld_of(key)

@@ -97,6 +97,7 @@ class Gaussian(_LatticeRelease):
         (ε, δ) it states for the basic filter and plan tables: ε is the smallest its RDP curve gives
         at ``delta`` (rounded up), so ``Gaussian(ε, delta, sensitivity)`` would need no more noise."""
         sigma = _validate.positive("sigma", sigma)
+        delta = _validate.probability("delta", delta, low_open=True)
         z = Fraction(sigma) / (Fraction(_validate.positive("sensitivity", sensitivity)) * ROUNDING)
         epsilon = math.nextafter(_rdp_epsilon(float(z) * (1.0 - 1e-12), delta) * (1.0 + 1e-9), math.inf)
         mechanism = cls(epsilon, delta, sensitivity, bound)

@@ -210,6 +210,7 @@ class TextbookGaussian(Mechanism):
         """The mechanism with noise ``sigma``: exactly (Δ/σ)-GDP (its ``dp_event``); ``delta`` only fixes
         the (ε, δ) it states, the smallest ε whose analytic δ(ε) is at most ``delta``."""
         sigma = _validate.positive("sigma", sigma)
+        delta = _validate.probability("delta", delta, low_open=True)
         epsilon = analytic_epsilon(sigma, delta, _validate.positive("sensitivity", sensitivity))
         mechanism = cls(epsilon, delta, sensitivity)
         object.__setattr__(mechanism, "sigma", sigma)  # valid: δ(ε) at σ itself is at most delta
