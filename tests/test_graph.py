@@ -195,3 +195,22 @@ def test_privatise_costs_lemma_i4_and_never_releases_the_noisy_rows():
     assert halted is None and "coins" in seen and set(outputs) == {"mean"}  # releases only
     with pytest.raises(dp.PrivacyError, match="uses"):
         dp.Graph(dp.privatise("p", Gaussian(1.0, 1e-6), rows, inner, m=1, uses="missing"), dp.ReplaceOne()).plan()
+
+
+def test_a_function_that_cannot_take_its_uses_is_refused_before_the_charge():
+    """A typo between ``uses`` and a function's parameter names used to fail after the charge."""
+    released = dp.release("sum", Laplace(1.0), clipped_sum)
+    cases = [
+        dp.postprocess("mean", lambda total: total / 10, uses="sum"),
+        dp.release("again", Laplace(1.0), lambda x, total: total, uses="sum"),
+        dp.private("step", lambda x, rng, total: total, dp.PureDP(0.5), "a proof", uses="sum"),
+    ]
+    for wrong in cases:
+        acct = dp.Accountant(dp.PureDP(5.0), relation=dp.ReplaceOne())
+        graph = dp.Graph(dp.sequence(released, wrong), relation=dp.ReplaceOne())
+        with pytest.raises(TypeError, match=r"uses=\['sum'\]. Nothing was charged"):
+            acct.run(graph, np.ones(3), rng=rng())
+        assert len(acct.ledger) == 0
+    fine = dp.Graph(dp.sequence(released, dp.postprocess("mean", lambda sum: sum / 10, uses="sum")),
+                    relation=dp.ReplaceOne())
+    dp.Accountant(dp.PureDP(5.0)).run(fine, np.ones(3), rng=rng())  # matching names run as before

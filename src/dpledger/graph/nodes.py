@@ -21,6 +21,7 @@ a subsample or a privatised input, in either direction (docs/design.md, "Conditi
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 import attrs
@@ -120,13 +121,27 @@ def touching(path: str, fn: Callable, *args, **kwargs):
             "are not covered by its plan (the charge stands)") from exc
 
 
-def _check_uses(node, ctx: PlanContext) -> None:
+def _check_uses(node, ctx: PlanContext, fn: Callable | None = None, leading: tuple[str, ...] = ()) -> None:
+    """``uses`` names earlier outputs, and ``fn`` accepts them (after ``leading`` positional
+    arguments, e.g. the data): checked when planning, so a typo never costs a charge."""
     missing = [u for u in node.uses if u not in ctx.available]
     if missing:
         raise PrivacyError(
             f"step {ctx.path!r} uses {missing} which no earlier step releases; "
             f"earlier outputs: {sorted(ctx.available) or 'none'}"
         )
+    if fn is None:
+        return
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without a signature: nothing to check
+        return
+    try:
+        signature.bind(*leading, **{u: None for u in node.uses})
+    except TypeError as exc:
+        call = ", ".join([*leading, *(f"{u}=..." for u in node.uses)])
+        raise TypeError(f"step {ctx.path!r}: its function cannot be called as fn({call}) ({exc}); the keyword "
+                        f"names must match uses={list(node.uses)}. Nothing was charged.") from None
 
 
 def _uses(value) -> tuple[str, ...]:
@@ -151,7 +166,7 @@ class Release:
     note: str = ""
 
     def plan(self, ctx: PlanContext) -> NodePlan:
-        _check_uses(self, ctx)
+        _check_uses(self, ctx, self.query, ("data",))
         if not isinstance(self.mechanism, Mechanism):
             raise TypeError(f"step {ctx.path!r}: mechanism must be a dpledger Mechanism, got {self.mechanism!r}")
         g = self.mechanism.guarantee()
@@ -432,7 +447,7 @@ class PostProcess:
     uses: tuple[str, ...] = attrs.field(default=(), converter=_uses)
 
     def plan(self, ctx: PlanContext) -> NodePlan:
-        _check_uses(self, ctx)
+        _check_uses(self, ctx, self.fn)
         g = _g.PureDP(0.0)
         step = PlanStep(ctx.path, "post-processing", g, "post-processing (Lemma A.2)")
         return NodePlan(g, "post-processing (Lemma A.2)", (step,), frozenset({self.name}),
@@ -456,7 +471,7 @@ class Private:
     params: dict = attrs.field(factory=dict)
 
     def plan(self, ctx: PlanContext) -> NodePlan:
-        _check_uses(self, ctx)
+        _check_uses(self, ctx, self.fn, ("data", "rng"))
         step = PlanStep(ctx.path, "private step", self.guarantee, self.source, self.params)
         return NodePlan(self.guarantee, self.source, (step,), frozenset({self.name}), releases=(self.name,))
 
@@ -485,7 +500,7 @@ class Privatise:
     note: str = ""
 
     def plan(self, ctx: PlanContext) -> NodePlan:
-        _check_uses(self, ctx)
+        _check_uses(self, ctx, self.query, ("data", "rng"))
         first = self.mechanism.guarantee()
         inner = self.node.plan(ctx.scope(self.node.name, relation=ReplaceOne()))
         g = rules.privatised_input(first, inner.guarantee, self.m)
