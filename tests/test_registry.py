@@ -61,3 +61,61 @@ def test_third_party_entry_point_is_discovered(clean_registry, tmp_path, monkeyp
                                              rng=np.random.default_rng(0))
     assert np.isfinite(result.output)
     sys.modules.pop("thirdparty_est", None)
+
+
+def _plugin(tmp_path, monkeypatch, module: str, source: str, entry_points: str) -> None:
+    """A third-party package on sys.path: one module and its dpledger.estimators entry points."""
+    (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
+    dist = tmp_path / f"{module}-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(f"[dpledger.estimators]\n{entry_points}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+PLUGIN = '''
+    import numpy as np
+    import dpledger as dp
+    from dpledger.mechanisms import Laplace
+
+    def example(rng):
+        return {"epsilon": 1.0}, rng.uniform(0, 1, 5)
+
+    @dp.register("hooked.total", example=example)
+    def total(epsilon=1.0):
+        """Sum of values clipped to [0, 1]."""
+        return dp.Graph(dp.release("total", Laplace(epsilon), lambda x: float(np.clip(x, 0, 1).sum())),
+                        relation=dp.ReplaceOne())
+'''
+
+
+def test_an_entry_point_naming_the_factory_keeps_its_hooks(clean_registry, tmp_path, monkeypatch):
+    """The tutorial's form (entry point → factory, hooks given to @register) used to drop them."""
+    _plugin(tmp_path, monkeypatch, "hooked_est", PLUGIN,
+            "hooked.total = hooked_est:total\nhooked.alias = hooked_est:total")
+    for name in ("hooked.total", "hooked.alias"):
+        assert registry.info(name).example is not None, name
+
+
+def test_a_name_clash_is_an_error_at_registration_and_leaves_the_registry_whole(clean_registry, tmp_path,
+                                                                               monkeypatch):
+    _plugin(tmp_path, monkeypatch, "clash_est", PLUGIN, "hooked.total = clash_est:total")
+    with pytest.raises(ValueError, match=r"'hooked.total' is already registered by clash_est.total; "
+                                         r"test_registry.*mine cannot register it too"):
+        @dp.register("hooked.total")
+        def mine(epsilon=1.0):
+            return None
+    assert registry.info("hooked.total").factory.__module__ == "clash_est"
+    assert "hooked.total" in dp.estimators() and registry.info("hooked.total").example is not None
+
+
+def test_a_failing_load_leaves_the_registry_as_it_was(clean_registry, tmp_path, monkeypatch):
+    _plugin(tmp_path, monkeypatch, "twice_est", PLUGIN + '''
+    @dp.register("hooked.total")
+    def other(epsilon=1.0):
+        return total(epsilon)
+''', "twice = twice_est")
+    for _ in range(2):  # every lookup says why, none returns a partial registry
+        with pytest.raises(ValueError, match="already registered by twice_est.total"):
+            dp.estimators()
+    assert registry._factories == {}

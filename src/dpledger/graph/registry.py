@@ -3,7 +3,9 @@
 Built-in estimators register when ``dpledger.algorithms`` is imported; third-party packages
 register either by calling ``@dpledger.register`` in a module named by an entry point of the
 group ``dpledger.estimators``, or by pointing that entry point at the factory itself (it is then
-registered under the entry point's name). Loading is lazy: the first lookup loads everything.
+registered under the entry point's name too, with the hooks its ``@register`` gave). Loading is
+lazy and all or nothing: the first lookup or registration loads everything, and a name clash is
+an error naming both sources that leaves the registry as it was.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ ENTRY_POINT_GROUP = "dpledger.estimators"
 _factories: dict[str, "EstimatorInfo"] = {}
 _lock = threading.RLock()
 _loaded = False
+_loading = False  # inside _load: registrations then come from the built-ins or the plugins
 
 
 @attrs.frozen
@@ -69,28 +72,54 @@ def register(name: str, *, example: Callable | None = None, utility: Callable | 
     def decorate(factory: Callable[..., Graph]) -> Callable[..., Graph]:
         if not callable(factory):
             raise TypeError(f"@register({name!r}) must decorate a callable factory, got {factory!r}")
+        if not _loading:
+            _load()  # so that a clash with a built-in or a plugin shows here, not at some later lookup
         with _lock:
             existing = _factories.get(name)
             if existing is not None and existing.factory is not factory and not replace:
-                raise ValueError(f"an estimator named {name!r} is already registered ({existing.factory!r}); "
-                                 "pass replace=True to override it")
+                raise ValueError(f"an estimator named {name!r} is already registered by {_source(existing.factory)}; "
+                                 f"{_source(factory)} cannot register it too (pass replace=True to override it)")
             _factories[name] = EstimatorInfo(name, factory, example, utility, stress)
         return factory
 
     return decorate
 
 
+def _source(factory: Callable) -> str:
+    return f"{getattr(factory, '__module__', '?')}.{getattr(factory, '__qualname__', repr(factory))}"
+
+
 def _load() -> None:
-    global _loaded
+    """Register the built-ins and every entry point, all or nothing: if one fails (a name clash, an
+    import error), the registry is left as it was and the error is raised again at the next lookup."""
+    global _loaded, _loading
     with _lock:
-        if _loaded:
+        if _loaded or _loading:
             return
-        _loaded = True
-        importlib.import_module("dpledger.algorithms")
-        for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-            loaded = point.load()
-            if callable(loaded) and not inspect.ismodule(loaded):
-                register(point.name)(loaded)
+        before, _loading = dict(_factories), True
+        try:
+            importlib.import_module("dpledger.algorithms")
+            for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+                loaded = point.load()
+                if callable(loaded) and not inspect.ismodule(loaded):
+                    _register_entry_point(point.name, loaded)
+            _loaded = True
+        except BaseException:
+            _factories.clear()
+            _factories.update(before)
+            raise
+        finally:
+            _loading = False
+
+
+def _register_entry_point(name: str, factory: Callable) -> None:
+    """An entry point naming a factory: registered under the entry point's name, keeping the hooks
+    (``example``, ``utility``, ``stress``) of an ``@register`` of that factory in its module."""
+    hooks = next((info for info in _factories.values() if info.factory is factory), None)
+    if hooks is not None and hooks.name == name:
+        return
+    keep = {} if hooks is None else {"example": hooks.example, "utility": hooks.utility, "stress": hooks.stress}
+    register(name, **keep)(factory)
 
 
 def estimators() -> list[str]:
