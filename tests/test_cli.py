@@ -93,3 +93,28 @@ def test_a_csv_header_is_skipped_but_a_nan_row_is_data(tmp_path):
     assert cli._load_input(path, rows, {}).shape == (2, 2)
     path.write_text("nan,2\n3,4\n")
     assert cli._load_input(path, rows, {}).shape == (2, 2)
+
+
+def test_estimators_shows_whole_sentences_defaults_guarantees_and_brackets(capsys):
+    """Summaries used to stop at the docstring's first line and rich ate "[low, high]"."""
+    import dpledger as dp
+    from dpledger.graph import registry
+    from dpledger.mechanisms import Laplace
+
+    @dp.register("test.bracketed", example=lambda rng: ({"epsilon": 1.0}, np.zeros(3)))
+    def bracketed(epsilon: float, upper: float = 1.0):
+        """Sum of values in [low, high], clipped to [0, upper] and released with Laplace
+        noise of scale upper/ε. Further details here."""
+        return dp.Graph(dp.release("s", Laplace(epsilon), lambda x: 0.0), relation=dp.ReplaceOne())
+
+    try:
+        assert cli.main(["estimators"]) == 0
+        text = " ".join(capsys.readouterr().out.split())
+        assert ("test.bracketed(epsilon, upper=1.0) (pure ε-DP under replace-one): Sum of values in [low, high], "
+                "clipped to [0, upper] and released with Laplace noise of scale upper/ε.") in text
+        assert "Further details" not in text
+        assert cli.main(["estimators", "--json"]) == 0
+        row = next(r for r in json.loads(capsys.readouterr().out)["estimators"] if r["name"] == "test.bracketed")
+        assert row["parameters"] == {"epsilon": None, "upper": "1.0"} and row["guarantee"].startswith("pure ε-DP")
+    finally:
+        registry._factories.pop("test.bracketed")

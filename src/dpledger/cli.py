@@ -70,15 +70,33 @@ def _demo(args) -> int:
 def _estimators(args) -> int:
     from .graph import registry
 
-    rows = [{"name": name, "parameters": list(registry.info(name).parameters), "summary": registry.info(name).summary}
-            for name in registry.estimators()]
+    rows = [_estimator_row(registry.info(name)) for name in registry.estimators()]
 
     def render(console):
+        from rich.markup import escape
+
         for row in rows:
-            console.print(f"[bold]{row['name']}[/]({', '.join(row['parameters'])}): {row['summary']}")
+            parameters = ", ".join(p if d is None else f"{p}={d}" for p, d in row["parameters"].items())
+            guarantee = f" [dim]({escape(row['guarantee'])})[/]" if row["guarantee"] else ""
+            console.print(f"[bold]{escape(row['name'])}[/]({escape(parameters)}){guarantee}: {escape(row['summary'])}")
 
     _emit(args, {"estimators": rows}, render)
     return 0
+
+
+def _estimator_row(info) -> dict:
+    """Name, parameters with their defaults (None: required), the guarantee's type and relation (from
+    the registered example, when there is one) and the docstring's first sentence."""
+    parameters = {name: None if p.default is p.empty else repr(p.default) for name, p in info.parameters.items()}
+    guarantee = ""
+    if info.example is not None:
+        from .graph import registry
+
+        params, _ = info.example(np.random.default_rng(0))
+        plan = registry.estimator(info.name, **params).plan()
+        kind = "pure ε-DP" if plan.guarantee.delta == 0 else "(ε, δ)-DP"
+        guarantee = f"{kind} under {plan.relation}"
+    return {"name": info.name, "parameters": parameters, "guarantee": guarantee, "summary": info.summary}
 
 
 def _plan(args) -> int:

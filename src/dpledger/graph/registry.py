@@ -54,7 +54,11 @@ class EstimatorInfo:
 
     @property
     def summary(self) -> str:
-        return (inspect.getdoc(self.factory) or "").split("\n")[0]
+        """The docstring's first sentence, whole (its first paragraph up to the first full stop)."""
+        paragraph = " ".join((inspect.getdoc(self.factory) or "").split("\n\n")[0].split())
+        end = next((i + 1 for i, c in enumerate(paragraph) if c == "." and paragraph[i + 1:i + 2] in ("", " ")),
+                   len(paragraph))
+        return paragraph[:end]
 
 
 def register(name: str, *, example: Callable | None = None, utility: Callable | None = None,
