@@ -123,7 +123,7 @@ def test_renyi_filter_needs_approximate_budget_and_sane_orders():
     for rule in ("rdp", "zcdp", "gdp"):
         with pytest.raises(ValueError, match="δ > 0"):
             session(dp.PureDP(1.0), rule)
-    for bad in ([1.0], [float("nan")], []):
+    for bad in ([1.0], [float("nan")], [], "abc", [2.0, "x"], 3.0):
         with pytest.raises(ValueError, match="orders"):
             session(dp.ApproxDP(1.0, 1e-6), "rdp", orders=bad)
     with pytest.raises(ValueError, match="positive budget"):

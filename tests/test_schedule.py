@@ -148,7 +148,7 @@ def test_bad_declarations_are_refused_before_any_charge():
     acct = dp.Accountant(dp.ApproxDP(5.0, 1e-5), relation=dp.ReplaceOne())
     for steps, error in [([], ValueError), ([("x",)], ValueError), ([("", Laplace(1.0))], ValueError),
                          ([("x", Laplace(1.0), 0)], ValueError), ([("x", "laplace")], TypeError),
-                         ([("x", dp.ApproxDP(0.1, 0.5), 3)], ValueError)]:
+                         ([("x", dp.ApproxDP(0.1, 0.5), 3)], ValueError), ("steps", TypeError), (7, TypeError)]:
         with pytest.raises(error):
             acct.declare("bad", steps)
     assert len(acct.ledger) == 0

@@ -29,7 +29,8 @@ from ..mechanisms.base import Mechanism
 from ..relations import Relation, check as check_relation, from_name
 from . import events as _events, filters as _filters
 from .ledger import Ledger, LedgerEntry
-from .schedule import Schedule, cost_of
+from .cost import cost_of
+from .schedule import Schedule
 from . import storage
 from .storage import MemoryStore, SQLiteStore
 

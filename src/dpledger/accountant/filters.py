@@ -251,7 +251,12 @@ class RenyiFilter(Filter):
     def __init__(self, budget, orders=None):
         super().__init__(budget)
         orders = _rdp.FILTER_ORDERS if orders is None else orders
-        self.orders = tuple(sorted({float(a) for a in orders}))
+        try:
+            if isinstance(orders, (str, bytes)):
+                raise TypeError
+            self.orders = tuple(sorted({float(a) for a in orders}))
+        except (TypeError, ValueError):
+            raise ValueError(f"Rényi orders must be a sequence of numbers > 1, got {orders!r}") from None
         if not self.orders or any(not (math.isfinite(a) and a > 1) for a in self.orders):
             raise ValueError(f"Rényi orders must be finite and > 1, got {orders!r}")
         if not self.budget.delta > 0:

@@ -1,4 +1,4 @@
-"""What a step costs (``Cost``), and schedules declared in advance (``Accountant.declare``).
+"""Schedules declared in advance (``Accountant.declare``).
 
 A declared schedule is a list of steps fixed before any data is seen, so it composes tightly
 (``accountant.tight``) and enters the session's filter once, in full, when declared. Its steps
@@ -21,35 +21,8 @@ from .. import _random, _validate
 from .. import guarantees as _g
 from ..errors import PrivacyError
 from . import events as _events, rules as _rules, tight as _tight
+from .cost import Cost, cost_of
 from .ledger import LedgerEntry, PlanStep
-
-
-@attrs.frozen
-class Cost:
-    """A step as the accountant prices it: its (ε, δ) guarantee (what the basic filter charges), its
-    dp-accounting event (what the other filters charge), and what the ledger shows about it."""
-
-    guarantee: _g.Guarantee
-    event: Any
-    kind: str
-    params: dict = attrs.field(factory=dict)
-    rule: str = ""
-    steps: tuple = ()
-
-
-def cost_of(what) -> Cost:
-    """The cost of a mechanism, a guarantee, a graph or a plan."""
-    from ..graph.graph import Graph, Plan
-    from ..mechanisms.base import Mechanism
-
-    if isinstance(what, Graph):
-        what = what.plan()
-    if isinstance(what, Plan):
-        return Cost(what.guarantee, what.event, "graph", {}, what.rule, what.steps)
-    if isinstance(what, Mechanism):
-        return Cost(what.guarantee(), what.dp_event(), what.kind, what.params(), what.source)
-    g = _g.check("what", what)
-    return Cost(g, _events.EpsilonDeltaDpEvent.of(g), "declared", {}, "declared guarantee")
 
 
 def self_composed(cost: Cost, times: int) -> tuple[_g.Guarantee, Any]:
@@ -122,6 +95,8 @@ class Schedule:
     def declared(cls, accountant, name: str, steps) -> "Schedule":
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
+        if isinstance(steps, (str, bytes)) or not hasattr(steps, "__iter__"):
+            raise TypeError(f"steps must be a list of (name, mechanism | guarantee | graph[, times]), got {steps!r}")
         items = tuple(_declared_step(i, item) for i, item in enumerate(steps))
         if not items:
             raise ValueError(f"schedule {name!r} declares no steps")
