@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import find, given, settings
 
 from dpledger.audit import strategies
 from dpledger.audit.targets import ValueNeighbours
@@ -57,6 +57,18 @@ def test_score_pairs_are_within_the_sensitivity(monotone):
         assert ValueNeighbours(np.inf, 0.5, monotone).are_neighbours(*pair)
 
     check()
+
+
+@pytest.mark.parametrize("monotone", [False, True])
+def test_score_pairs_differ_and_shrink_to_every_score_moving_up(monotone):
+    # the corner where a threshold test loses most: independent moves reach it with chance 2^-k
+    @given(strategies.score_pairs(min_k=2, max_k=6, monotone=monotone))
+    def differ(pair):
+        assert not np.array_equal(*pair)
+
+    differ()
+    scores, moved = find(strategies.score_pairs(min_k=3, max_k=6, monotone=monotone), lambda pair: True)
+    assert scores.tolist() == [0.0] * 3 and moved.tolist() == [1.0] * 3
 
 
 @pytest.mark.parametrize("relation, data", [

@@ -476,6 +476,9 @@ HYPOTHESIS_ZOO = {
         dp.Graph(dp.release("count", TextbookLaplace(1.0), _rounded_sum), relation=ReplaceOne()),
         dp.Graph(dp.release("count", DiscreteLaplace(1.0), _rounded_sum), relation=ReplaceOne()),
         lambda: strategies.replace_one_pairs(1, 5, 1, 0.0, 1.0), dict(samples=40_000)),
+    "sparse vector without threshold noise": (
+        functools.partial(_sparse_vector, epsilon=1.0, cutoff=1, threshold_noise=False), correct_sparse_vector,
+        lambda: strategies.score_pairs(2, 20), dict(epsilon=1.0, samples=300_000, search_samples=10_000)),
     "sparse vector without query noise": (
         functools.partial(_sparse_vector, epsilon=1.0, cutoff=None, query_noise=False), correct_sparse_vector,
         lambda: strategies.score_pairs(2, 4), dict(epsilon=1.0)),

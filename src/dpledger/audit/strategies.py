@@ -4,7 +4,7 @@ Every pair strategy draws pairs its relation calls neighbours (``graph_pairs``: 
 ``replace_one_pairs``: ``ReplaceOne``, ``add_remove_pairs``: ``AddRemoveOne``; ``score_pairs``:
 score vectors at most ``sensitivity`` apart in every coordinate), so they feed ``audit_pairs``,
 the pair search of ``audit``, or a property-based test of a mechanism. Examples shrink towards
-empty graphs, small values and the first positions.
+empty graphs, small values and the first positions (score pairs: every score moved up).
 """
 
 from __future__ import annotations
@@ -120,8 +120,8 @@ def add_remove_pairs(min_n: int = 0, max_n: int = 10, d: int = 1, low: float = -
 @st.composite
 def _shifted(draw, k: int, sensitivity: float, monotone: bool) -> tuple[np.ndarray, np.ndarray]:
     scores = draw(hnp.arrays(float, (k,), elements=_values(0.0, 4 * sensitivity)))
-    steps = st.sampled_from((0, 1)) if monotone else st.sampled_from((0, 1, -1))
-    shift = np.asarray(draw(st.lists(steps, min_size=k, max_size=k)), dtype=float)
+    steps = st.sampled_from((1, 0) if monotone else (1, -1, 0))
+    shift = draw(hnp.arrays(float, (k,), elements=steps).filter(np.any))
     if monotone and draw(st.booleans()):
         shift = -shift
     return scores, scores + sensitivity * shift
@@ -129,8 +129,14 @@ def _shifted(draw, k: int, sensitivity: float, monotone: bool) -> tuple[np.ndarr
 
 def score_pairs(min_k: int = 2, max_k: int = 8, sensitivity: float = 1.0,
                 monotone: bool = False) -> st.SearchStrategy:
-    """(u, u') score vectors with |u_i − u'_i| in {0, sensitivity}; ``monotone``: all moves in one
-    direction (counting queries), as monotone report-noisy-max assumes."""
+    """(u, u') score vectors with |u_i − u'_i| in {0, sensitivity}, never equal; ``monotone``: all
+    moves in one direction (counting queries), as monotone report-noisy-max assumes.
+
+    Moves are drawn as a hypothesis array, whose fill value makes "every score moves the same way"
+    common, and shrink towards every score moving up: the corner of the neighbourhood where a
+    threshold test (the sparse vector technique) loses most, which independent moves reach with
+    probability 2^-k.
+    """
     min_k, max_k = _sizes("k", min_k, max_k, 1)
     sensitivity = _validate.positive("sensitivity", sensitivity)
     return st.integers(min_k, max_k).flatmap(lambda k: _shifted(k, sensitivity, bool(monotone)))
