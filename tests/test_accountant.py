@@ -108,7 +108,7 @@ def test_json_export_round_trips():
     assert restored == acct.ledger[0]
     assert "Laplace mechanism (Lemma A.8)" in acct.ledger.render()
     html = acct.ledger._repr_html_()  # Jupyter rendering
-    assert html.lstrip().startswith("<!DOCTYPE html>") and "Lemma A.8" in html
+    assert html.lstrip().startswith("<table") and "Lemma A.8" in html
 
 
 def test_an_interactive_session_of_laplace_steps_is_charged_the_basic_sum():

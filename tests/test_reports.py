@@ -3,16 +3,18 @@
 import json
 import math
 import sys
+from html import escape
 
 import numpy as np
 import pytest
 
 import dpledger as dp
 from dpledger import cli
+from dpledger._render import render
 from dpledger.audit import audit_pairs
 from dpledger.audit.figure import save as save_audit
 from dpledger.graph import registry
-from dpledger.mechanisms import Laplace
+from dpledger.mechanisms import Gaussian, Laplace, TextbookLaplace
 from dpledger.utility import measure_utility
 from dpledger.utility.figure import save as save_utility
 
@@ -156,9 +158,57 @@ def test_register_checks_the_hooks(test_estimators):
 def test_plan_audit_and_utility_reports_render_as_html(test_estimators):
     plan = dp.estimator("sbm.exact", epsilon=4.0, delta=1e-6, n=60, d=30, gamma=0.6).plan()
     html = plan._repr_html_()
-    assert html.lstrip().startswith("<!DOCTYPE html>") and str(plan.guarantee) in html and "total" in html
+    assert html.lstrip().startswith("<table") and str(plan.guarantee) in html and "total" in html
     report = audit_pairs(_shifted_laplace, [(0.0, 1.0)], epsilon=1.0, samples=2000, seed=1)
     html = report._repr_html_()
-    assert f"{report.epsilon_lower_bound:.4g}" in html and "claimed 1" in html and "<table" not in html
+    assert f"{report.epsilon_lower_bound:.4g}" in html and "claimed 1" in html and _is_fragment(html)
     utility = measure_utility("test.count", [1.0], trials=3, seed=0, progress=False)
-    assert f"{utility.rows[0].quartiles[1]:.4g}" in utility._repr_html_()
+    html = utility._repr_html_()
+    assert f"{utility.rows[0].quartiles[1]:.4g}" in html and _is_fragment(html)
+
+
+def _is_fragment(html: str) -> bool:
+    """An HTML fragment to place in a notebook: a table, no page of its own, no global style."""
+    lowered = html.lower()
+    return ("<table" in lowered and "<thead>" in lowered and "<tbody>" in lowered
+            and not any(tag in lowered for tag in ("<!doctype", "<html", "<head", "<body", "<style", "<pre",
+                                                   "body{", "body {")))
+
+
+def test_plan_html_is_an_escaped_table_and_leaves_the_page_style_alone():
+    """#17: a plan in a notebook is a real table, cells escaped, equivalent to its text table."""
+    count = dp.release("<b>count [b]", Laplace(1.0), lambda x: float(len(x)))
+    plan = dp.Graph(dp.sequence(count, name="<i>counts"), relation=dp.AddRemoveOne()).plan()
+    html = plan._repr_html_()
+    assert _is_fragment(html)
+    assert "&lt;b&gt;count [b]" in html and "&lt;i&gt;counts" in html and "<b>" not in html and "<i>" not in html
+    assert "[b]" in render(plan.table(), width=400)  # rich markup in a name is shown, not applied
+    assert html.count("<tr") == 1 + 1 + len(plan.steps)  # the header, the total, every step
+    for text in (str(plan.relation), str(plan.guarantee), plan.rule, *(s.path for s in plan.steps),
+                 *(s.mechanism for s in plan.steps)):
+        assert escape(text) in html
+
+
+@pytest.mark.parametrize("rule", ["basic", "zcdp"])
+def test_ledger_html_is_an_escaped_table_with_the_budget_totals(rule):
+    """#17: a ledger in a notebook is a real table (cells escaped), with what was spent and what
+    remains in the filter's currency, as in its text rendering; it never restyles the page."""
+    acct = dp.Accountant(dp.ApproxDP(1.0, 1e-5), rule, relation=dp.ReplaceOne())
+    acct.spend("<b>count</b> [b]", Gaussian.from_sigma(10.0))
+    html = acct.ledger._repr_html_()
+    assert _is_fragment(html)
+    assert "&lt;b&gt;count&lt;/b&gt; [b]" in html and "<b>" not in html
+    assert "[b]" in acct.ledger.render(width=400)  # rich markup in a name is shown, not applied
+    for total in (f"spent: {acct.spent}", f"remaining: {acct.remaining}"):
+        assert escape(total) in html and total in acct.ledger.render(width=400)
+    entry = acct.ledger[0]
+    for text in (entry.mechanism, str(entry.guarantee), entry.charged, entry.rule):
+        assert escape(text) in html
+    assert acct.ledger.render(html=True) == html
+
+
+def test_a_ledger_without_its_accountant_renders_its_entries():
+    acct = dp.Accountant(dp.ApproxDP(1.0, 1e-5), relation=dp.ReplaceOne())
+    acct.spend("count", TextbookLaplace(0.25))
+    html = dp.Ledger.from_dicts(acct.ledger.to_dicts())._repr_html_()
+    assert _is_fragment(html) and "count" in html and "Lemma A.8" in html and "spent:" not in html

@@ -8,6 +8,7 @@ when a random partition or a tight composition made the whole cheaper than the s
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import math
 from typing import Any, Iterator
@@ -16,7 +17,7 @@ import attrs
 import numpy as np
 
 from .. import guarantees as _g
-from .._render import render
+from .._render import html_table, render
 
 
 def _plain(value: Any) -> Any:
@@ -121,31 +122,122 @@ class Ledger:
         return json.dumps(self.to_dicts(), **kwargs)
 
     def table(self, title: str = "ledger"):
-        """A ``rich`` table: one row per charge, its plan's steps indented beneath it."""
-        from rich.table import Table
+        """A ``rich`` table: one row per charge, its plan's steps indented beneath it, a column per
+        field. Printed narrower than 140 columns (an 80-column terminal) it shows ``narrow_table``'s
+        layout instead, so that no name, mechanism or guarantee is folded into pieces."""
+        from rich.markup import escape
 
         caption = None if self._summary is None else "\n".join(self._summary())
-        table = Table(title=title if caption is None else f"{title}\n{caption}", show_lines=False)
+        table = _fitting_table()(title=escape(title if caption is None else f"{title}\n{caption}"), show_lines=False)
         for column in ("#", "step", "mechanism", "guarantee", "charged", "rule", "parameters"):
             table.add_column(column, overflow="fold")
-        for number, entry in enumerate(self.entries, start=1):
+        entries = self.entries
+        for number, entry in enumerate(entries, start=1):
             charged = f"prepaid ({entry.prepaid})" if entry.prepaid else entry.charged
-            table.add_row(str(number), entry.name, entry.mechanism, str(entry.guarantee), charged, entry.rule,
-                          params_text(entry.params))
+            table.add_row(str(number), *map(escape, (entry.name, entry.mechanism, str(entry.guarantee), charged,
+                                                     entry.rule, params_text(entry.params))))
             for step in entry.steps:
-                table.add_row("", f"  {step.path}", step.mechanism, str(step.guarantee), "", step.rule,
-                              params_text(step.params), style="dim")
+                table.add_row("", *map(escape, (f"  {step.path}", step.mechanism, str(step.guarantee), "", step.rule,
+                                                params_text(step.params))), style="dim")
+        table.narrow = narrow_table(entries, table.title)
         return table
 
     def render(self, width: int = 140, html: bool = False) -> str:
-        """The table as plain text (logs, ``str``) or as HTML (Jupyter)."""
-        return render(self.table(), width, html)
+        """The table as plain text (logs, ``str``) or as an HTML fragment (Jupyter: no page of its
+        own, no global style); an accountant's ledger states its budget, spent and remaining."""
+        return html_table(self.table()) if html else render(self.table(), width)
 
     def _repr_html_(self) -> str:
         return self.render(html=True)
 
     def __str__(self) -> str:
         return self.render()
+
+
+#: the narrowest console a ledger table gets a column per field on (``Ledger.table``); narrower, its
+#: seven columns would fold names and guarantees into pieces, so it is laid out as ``narrow_table``
+WIDE = 140
+
+
+@functools.cache
+def _fitting_table():
+    """A rich ``Table`` that, printed narrower than ``WIDE`` columns, shows its ``narrow`` table
+    instead; still a ``Table`` (its columns and rows: the full layout, for ``html_table``). Defined
+    on first use, as every rich import here is."""
+    from rich.measure import Measurement
+    from rich.table import Table
+
+    class FittingTable(Table):
+        narrow = None
+
+        def _fits(self, options) -> bool:
+            return self.narrow is None or options.max_width >= WIDE
+
+        def __rich_console__(self, console, options):
+            if self._fits(options):
+                yield from super().__rich_console__(console, options)
+            else:
+                yield self.narrow
+
+        def __rich_measure__(self, console, options):
+            if self._fits(options):
+                return super().__rich_measure__(console, options)
+            return Measurement.get(console, options, self.narrow)
+
+    return FittingTable
+
+
+def narrow_table(entries, title: str | None = None):
+    """The ledger laid out for a narrow console (an 80-column terminal): four columns, a plan's
+    steps as the tree of their paths, each row's rule and parameters beneath its name and each
+    charge beneath its guarantee, so that names, mechanisms and guarantees stay whole."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.table import Table
+    from rich.text import Text
+
+    def what(name: str, depth: int, *details: str, style: str = "") -> Group:
+        lines = [Text("  " * depth + name, style=style)]
+        lines += [Padding(Text(detail), (0, 0, 0, 2 * depth + 2)) for detail in details if detail]
+        return Group(*lines)
+
+    table = Table(title=title, show_lines=False)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("step: rule, parameters", overflow="fold")
+    table.add_column("mechanism", overflow="fold")
+    table.add_column("guarantee\ncharged", overflow="fold")
+    for number, entry in enumerate(entries, start=1):
+        charged = f"prepaid ({entry.prepaid})" if entry.prepaid else entry.charged
+        table.add_row(str(number), what(entry.name, 0, entry.rule, params_text(entry.params), style="bold"),
+                      Text(entry.mechanism), Text(f"{entry.guarantee}\n{charged}"))
+        for depth, name, step in _tree(entry.steps):
+            if step is None:
+                table.add_row("", what(name, depth), style="dim")
+            else:
+                table.add_row("", what(name, depth, step.rule, params_text(step.params)), Text(step.mechanism),
+                              Text(str(step.guarantee)), style="dim")
+    return table
+
+
+def _tree(steps) -> list[tuple[int, str, PlanStep | None]]:
+    """The steps' paths as a tree, depth first, children in order of first appearance, each node
+    after its parent: (depth, name, step); step None for a node that is only a prefix of paths."""
+    root: dict = {}
+    for step in steps:
+        node = root
+        for part in step.path.split("/"):
+            node = node.setdefault(part, {})
+        node.setdefault(None, []).append(step)
+    rows = []
+
+    def walk(node: dict, depth: int) -> None:
+        for name, child in node.items():
+            if name is not None:
+                rows.extend((depth, name, step) for step in child.get(None, [None]))
+                walk(child, depth + 1)
+
+    walk(root, 1)
+    return rows
 
 
 def params_text(params: dict) -> str:

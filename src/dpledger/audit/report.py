@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from .._render import render
+from .._render import html_table
 from .histogram import Histogram
 
 SIDE_NAMES = {"D→D'": ("M(D)", "M(D')"), "D'→D": ("M(D')", "M(D)")}
@@ -200,7 +200,7 @@ class AuditReport:
         from html import escape
 
         summary = "".join(f"<p>{escape(line.strip())}</p>\n" for line in str(self).split("\n")[:2])
-        return summary + render(self.table(), html=True, fragment=True)
+        return summary + html_table(self.table())
 
     def _repr_html_(self) -> str:
         return self.html()

@@ -8,7 +8,7 @@ import attrs
 import numpy as np
 
 from .. import guarantees as _g
-from .._render import render
+from .._render import html_table
 from ..accountant import tight
 from ..accountant.ledger import PlanStep, params_text
 from ..relations import Relation
@@ -30,14 +30,15 @@ class Plan:
 
     def table(self):
         """A ``rich`` table: the total on the first row, then every step."""
+        from rich.markup import escape
         from rich.table import Table
 
-        table = Table(title=f"plan of {self.name} under {self.relation}")
+        table = Table(title=escape(f"plan of {self.name} under {self.relation}"))
         for column in ("step", "mechanism", "guarantee", "rule", "parameters"):
             table.add_column(column, overflow="fold", no_wrap=column == "guarantee")
-        table.add_row("total", "", str(self.guarantee), self.rule, "", style="bold")
+        table.add_row("total", "", escape(str(self.guarantee)), escape(self.rule), "", style="bold")
         for s in self.steps:
-            table.add_row(s.path, s.mechanism, str(s.guarantee), s.rule, params_text(s.params))
+            table.add_row(*map(escape, (s.path, s.mechanism, str(s.guarantee), s.rule, params_text(s.params))))
         return table
 
     def epsilon(self, delta: float) -> float:
@@ -45,7 +46,8 @@ class Plan:
         return tight.epsilon(self.event, delta)
 
     def _repr_html_(self) -> str:
-        return render(self.table(), html=True)
+        """The table as an HTML fragment (Jupyter): no page of its own, no global style."""
+        return html_table(self.table())
 
     def __str__(self) -> str:
         lines = [f"{self.name}: {self.guarantee} under {self.relation} by {self.rule}"]

@@ -21,7 +21,7 @@ import attrs
 import numpy as np
 
 from .. import _validate
-from .._render import render
+from .._render import html_table, render
 from ..accountant import Accountant
 from ..audit.progress import tracking
 from ..graph import registry
@@ -97,7 +97,7 @@ class UtilityReport:
 
     def html(self) -> str:
         """The table as an HTML fragment (Jupyter, report pages)."""
-        return render(self.table(), html=True, fragment=True) + f"<p>seed {self.seed}, {self.seconds:.1f} s</p>"
+        return html_table(self.table()) + f"<p>seed {self.seed}, {self.seconds:.1f} s</p>"
 
     def _repr_html_(self) -> str:
         return self.html()
