@@ -2,6 +2,8 @@
 
 import json
 import pathlib
+import subprocess
+import sys
 import types
 
 import numpy as np
@@ -26,6 +28,14 @@ def test_plan_prints_the_guarantee_as_json(capsys):
     plan = json.loads(capsys.readouterr().out)
     assert plan["guarantee"] == {"type": "ApproxDP", "epsilon": 4.0, "delta": 1e-6}
     assert plan["rule"].startswith("random partition")
+
+
+def test_python_dash_m_dpledger_is_the_command_line():
+    done = subprocess.run([sys.executable, "-m", "dpledger", "plan", "sbm.exact", *PARAMS, "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["guarantee"]["epsilon"] == 4.0
+    assert subprocess.run([sys.executable, "-m", "dpledger", "plan", "no.such"], capture_output=True).returncode == 2
 
 
 def test_run_charges_a_ledger_file_and_refuses_overspending(edges, tmp_path, capsys):

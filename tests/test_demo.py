@@ -3,8 +3,7 @@ as it is made (its cost and what remains, the refused one too), shows its progre
 recovery on a terminal only, and its ledger stays readable on an 80-column terminal.
 
 The demo runs at a small n here (a fraction of a second); one test runs the installed console
-script at the demo's full size (``python -m dpledger`` is not an entry point: the package has no
-``__main__``), which takes tens of seconds."""
+script at the demo's full size, which takes tens of seconds."""
 
 import io
 import os

@@ -111,41 +111,14 @@ def _plan(args) -> int:
 
 
 def _load_input(path: pathlib.Path, graph, params: dict):
-    """Graphs: .graphml, or an edge list (.txt/.edges/.csv of integer pairs; needs the public n).
-    Datasets: .npy, or .csv/.txt of numbers (one point per row, optionally under a header line)."""
-    from .relations import EdgeAdjacency
+    """Graphs: GraphML, an edge list (CSV or whitespace text of integer pairs; needs the public n) or a
+    .npy adjacency matrix. Datasets: .npy, or CSV/whitespace text of numbers (one point per row,
+    optionally under a header line). The format is detected from the content and checked against the
+    extension; anything else is refused in one line (a ``ValueError``: exit code 2) before the ledger
+    is opened, so nothing is charged (``dpledger.inputs``)."""
+    from . import inputs
 
-    if not path.is_file():
-        raise ValueError(f"no input file at {path}")
-    suffix = path.suffix.lower()
-    if isinstance(graph.relation, EdgeAdjacency):
-        if suffix == ".graphml":
-            import networkx
-
-            return networkx.read_graphml(path)
-        from .algorithms.sbm import from_edge_list
-
-        if "n" not in params:
-            raise ValueError("an edge-list input needs the estimator's public parameter n (n=...)")
-        edges = np.loadtxt(path, dtype=np.int64, delimiter="," if suffix == ".csv" else None, ndmin=2)
-        return from_edge_list(edges, params["n"])
-    if suffix == ".npy":
-        return np.load(path, allow_pickle=False)
-    delimiter = "," if suffix == ".csv" else None
-    return np.loadtxt(path, delimiter=delimiter, ndmin=2, skiprows=1 if _is_header(path, delimiter) else 0)
-
-
-def _is_header(path: pathlib.Path, delimiter: str | None) -> bool:
-    """A first line none of whose fields is a number (e.g. "x,y") is a header ("nan" is a number)."""
-    with open(path, encoding="utf-8") as handle:
-        fields = handle.readline().split(delimiter)
-    def number(field: str) -> bool:
-        try:
-            float(field)
-            return True
-        except ValueError:
-            return False
-    return bool(fields) and not any(number(f) for f in fields)
+    return inputs.load(path, graph, params)
 
 
 def _budget(args):
