@@ -36,6 +36,7 @@ from dpledger.mechanisms import (DiscreteLaplace, Exponential, Gaussian, Histogr
                                  TruncatedLaplace)
 
 CONFIDENCE = 1 - 1e-8
+pytestmark = pytest.mark.privacy(seconds=30)  # each audit's time budget (the plugin lists overruns)
 
 MECHANISMS = {
     "laplace": (Laplace(1.0), {}),
@@ -72,7 +73,7 @@ def test_primitive_mechanism_keeps_its_claim(name):
     assert report.claimed == (mechanism.guarantee().epsilon, mechanism.guarantee().delta)
 
 
-@pytest.mark.privacy
+@pytest.mark.privacy(seconds=45)
 @pytest.mark.parametrize("name", ESTIMATORS)
 def test_registered_estimator_keeps_its_planned_claim(name):
     """Through ``assert_private``, as ``pytest --dpledger-audit`` audits third-party estimators:

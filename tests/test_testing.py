@@ -125,6 +125,34 @@ def test_the_plugin_audits_every_registered_estimator(pytester):
     assert "privacy" in pytester.runpytest_subprocess("--markers").stdout.str()
 
 
+def test_privacy_tests_over_their_time_budget_are_listed_not_failed(pytester):
+    pytester.makepyfile(textwrap.dedent("""
+        import time
+        import pytest
+
+        @pytest.mark.privacy(seconds=0.01)
+        def test_slow():
+            time.sleep(0.1)
+
+        @pytest.mark.privacy
+        def test_quick():
+            pass
+    """))
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*privacy tests over their time budget*", "*(budget 0.01 s)*test_slow*"])
+    assert "test_quick" not in result.stdout.str().split("over their time budget")[1]
+    pytester.makepyfile(textwrap.dedent("""
+        import pytest
+
+        @pytest.mark.privacy(seconds="a minute")
+        def test_bad():
+            pass
+    """))
+    bad = pytester.runpytest()
+    assert bad.ret != 0 and "privacy(seconds=...) must be a positive number" in bad.stderr.str() + bad.stdout.str()
+
+
 def test_a_target_that_raises_on_some_input_fails_with_a_small_pair():
     def fragile(data, rng, size=None):
         if np.max(data) > 0.9:
