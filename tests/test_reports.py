@@ -142,7 +142,7 @@ def test_utility_command_refuses_bad_usage(test_estimators, tmp_path, capsys):
 def test_missing_matplotlib_is_a_clear_usage_error(test_estimators, tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # import now fails
     assert cli.main(["utility", "test.count", "--output", str(tmp_path / "curve.png")]) == 2
-    assert "pip install 'dpledger[bench]'" in capsys.readouterr().err
+    assert "pip install 'dpledger[figures]'" in capsys.readouterr().err
     assert not (tmp_path / "curve.png").exists()
 
 

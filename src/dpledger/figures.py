@@ -1,6 +1,6 @@
 """Figures written as PNG files or as self-contained HTML pages (the PNG inlined, plus a table).
 
-matplotlib is optional (the ``bench`` extra): it is imported only when a figure is drawn, and a
+matplotlib is optional (the ``figures`` extra): it is imported only when a figure is drawn, and a
 missing install is reported with the command that fixes it. Figures are ``matplotlib.figure.Figure``
 objects made without pyplot, so drawing one never changes a notebook's backend.
 """
@@ -20,7 +20,7 @@ def new_figure(**options):
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise ImportError("figures need matplotlib, which is optional: pip install 'dpledger[bench]' "
+        raise ImportError("figures need matplotlib, which is optional: pip install 'dpledger[figures]' "
                           "(or pip install matplotlib)") from None
     return Figure(**options)
 
