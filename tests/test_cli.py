@@ -1,6 +1,7 @@
 """The command line: plan, run against a ledger file, ledger show, exit codes."""
 
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -35,7 +36,19 @@ def test_python_dash_m_dpledger_is_the_command_line():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["guarantee"]["epsilon"] == 4.0
-    assert subprocess.run([sys.executable, "-m", "dpledger", "plan", "no.such"], capture_output=True).returncode == 2
+    unknown = subprocess.run([sys.executable, "-m", "dpledger", "plan", "no.such"], capture_output=True, text=True)
+    assert unknown.returncode == 2 and unknown.stderr.startswith("dpledger: error: no estimator named 'no.such'")
+
+
+def test_piped_output_is_as_wide_as_columns_says(edges, tmp_path):
+    """A pipe used to get 150 columns whatever COLUMNS said (step names split mid-word at 80)."""
+    ledger = tmp_path / "l.sqlite"
+    assert cli.main(["run", "sbm.exact", *PARAMS, "--input", str(edges),
+                     "--ledger", str(ledger), "--budget-epsilon", "8", "--budget-delta", "1e-5"]) == 0
+    shown = subprocess.run([sys.executable, "-m", "dpledger", "ledger", "show", str(ledger)], capture_output=True,
+                           text=True, env={**os.environ, "COLUMNS": "80"}, timeout=120)
+    lines = shown.stdout.splitlines()
+    assert shown.returncode == 0 and max(map(len, lines)) <= 80 and any("rough_matrix" in line for line in lines)
 
 
 def test_run_charges_a_ledger_file_and_refuses_overspending(edges, tmp_path, capsys):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import sys
 
@@ -21,8 +22,9 @@ from .utility import command as utility_command
 
 
 def _console() -> Console:
-    """Rich console; wide when output goes to a file or pipe, so tables stay readable."""
-    return Console() if sys.stdout.isatty() else Console(width=150)
+    """Rich console; when output goes to a file or pipe, as wide as ``COLUMNS`` says, else 150
+    columns, so tables stay readable."""
+    return Console() if sys.stdout.isatty() or os.environ.get("COLUMNS") else Console(width=150)
 
 
 def _value(text: str):
@@ -225,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dpledger: refused: {refusal}", file=sys.stderr)
         return 1
     except (ValueError, TypeError, KeyError, ImportError) as error:
-        print(f"dpledger: error: {error}", file=sys.stderr)
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error  # no repr quotes
+        print(f"dpledger: error: {message}", file=sys.stderr)
         return 2
 
 

@@ -116,7 +116,7 @@ def centres(epsilon: float, delta: float, k: int, n: int, d: int, separation: fl
             high: float = 1.0, floor: float | None = None, accuracy: float | None = None,
             subsample: int | None = None, bin_width: float | None = None, min_bin: int | None = None,
             noise_share: float = 0.5, gamma_share: float = 0.1) -> Graph:
-    """(ε, δ)-DP mixture centres by Algorithm D.5 with explicit constants; useless below n ≈ 10^12.
+    """(ε, δ)-DP mixture centres by Algorithm D.5 with explicit constants; useful_n finds no usable n up to 10^15 (k = 3, d = 2, ε = 1).
 
     Output: a (k, d) array. The plan says "WEAK AT THIS n" whenever the proven noise swamps the
     clusters, which is at every n the n×n convex step fits in memory (docs/proofs.md).
