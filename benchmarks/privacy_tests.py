@@ -1,0 +1,89 @@
+"""How often, and how fast, does ``assert_private`` catch the bug zoo with no pair given?
+
+For every bug of the suite's hypothesis zoo (``tests/test_audit_zoo.py``, ``HYPOTHESIS_ZOO``: a
+buggy mechanism from the literature, its correct counterpart, a pair strategy and the claim) and
+for the two bugs of the issue's performance target (half the noise, and noise chosen from the data,
+on a sum over [0, 1]^n), over several seeds: the fraction of seeds on which the bug is caught, the
+median time to catch it, the median size of the reported (shrunk) pair, and the fraction of seeds
+on which the correct counterpart passes with its median time. Settings are the suite's, so the
+table says how much margin each suite test has.
+
+Writes benchmarks/results/privacy_tests.{json,md}. Run: python benchmarks/privacy_tests.py
+(``--quick``: 2 seeds instead of 10).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from _common import publish, quick_run
+from dpledger.testing import PrivacyViolation, assert_private
+
+TESTS = pathlib.Path(__file__).resolve().parent.parent / "tests"
+
+
+def _module(name: str):
+    sys.path.insert(0, str(TESTS))
+    spec = importlib.util.spec_from_file_location(name, TESTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def cases() -> dict:
+    """name -> (buggy, correct, pairs(), claim, confidence): the zoo and the issue's two sum bugs."""
+    zoo, testing = _module("test_audit_zoo"), _module("test_testing")
+    found = {name: (*entry, zoo.CONFIDENCE) for name, entry in zoo.HYPOTHESIS_ZOO.items()}
+    claim = dict(epsilon=1.0, relation=testing.ReplaceOne())
+    for name, buggy in (("sum over [0, 1]^n with half the noise", testing.half_noise),
+                        ("sum over [0, 1]^n, noise chosen from the data", testing.noise_from_the_data)):
+        found[name] = (buggy, testing.noisy_sum, lambda: testing.ROWS, claim, testing.CONFIDENCE)
+    return found
+
+
+def measure(target, pairs, claim: dict, confidence: float, seed: int) -> dict:
+    start = time.perf_counter()
+    try:
+        assert_private(target, pairs(), confidence=confidence, seed=seed, **claim)
+    except PrivacyViolation as violation:
+        return {"violation": True, "seconds": time.perf_counter() - start,
+                "epsilon": violation.epsilon_lower_bound, "claimed": violation.claimed[0],
+                "size": int(np.size(violation.pair[0]))}
+    return {"violation": False, "seconds": time.perf_counter() - start}
+
+
+def main() -> None:
+    seeds = range(2 if quick_run("2 seeds instead of 10") else 10)
+    rows, data = [], {}
+    for name, (buggy, correct, pairs, claim, confidence) in cases().items():
+        caught = [measure(buggy, pairs, claim, confidence, 100 + seed) for seed in seeds]
+        passed = [measure(correct, pairs, claim, confidence, 200 + seed) for seed in seeds]
+        hits = [run for run in caught if run["violation"]]
+        data[name] = {"caught": caught, "passed": passed, "confidence": confidence}
+        rows.append(f"| {name} | {len(hits)}/{len(caught)} | "
+                    f"{statistics.median(run['seconds'] for run in caught):.1f} s | "
+                    + (f"{statistics.median(run['size'] for run in hits):g} | "
+                       f"{statistics.median(run['epsilon'] for run in hits):.2f} vs {hits[0]['claimed']:g} | "
+                       if hits else "– | – | ")
+                    + f"{sum(not run['violation'] for run in passed)}/{len(passed)} | "
+                    f"{statistics.median(run['seconds'] for run in passed):.1f} s |")
+        print(rows[-1], flush=True)
+    markdown = "\n".join([
+        f"`assert_private` with the suite's settings, no pair given, seeds {seeds.start}..{seeds.stop - 1} "
+        "(buggy: 100 + seed, correct: 200 + seed); time per call on this machine.",
+        "",
+        "| bug | caught | median time | median values in reported D | median certified ε vs claim "
+        "| fix passes | median time |",
+        "|---|---|---|---|---|---|---|",
+        *rows])
+    publish("privacy_tests", {"seeds": list(seeds), "cases": data}, markdown)
+
+
+if __name__ == "__main__":
+    main()
