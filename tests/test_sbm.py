@@ -50,6 +50,9 @@ def test_graph_inputs_are_converted_and_validated():
     edges = np.argwhere(np.triu(adjacency, 1))
     assert np.array_equal(sbm.from_edge_list(edges, 30), adjacency)
     assert np.array_equal(sbm.from_edge_list([tuple(e) for e in edges], 30), adjacency)
+    doubled = np.concatenate([edges, edges[:, ::-1]])  # each edge twice, once reversed: still one edge
+    sparse = sbm.from_edge_list(doubled, 30, sparse=True)
+    assert sp.issparse(sparse) and np.array_equal(sparse.toarray(), adjacency)
     bad = {
         "symmetric": np.triu(adjacency),
         "unweighted": adjacency * 2,

@@ -230,7 +230,7 @@ def _load_text(path: pathlib.Path, wants_graph: bool, params: dict, refuse):
     from .algorithms.sbm import from_edge_list
 
     try:
-        return from_edge_list(table, params["n"])
+        return from_edge_list(table, params["n"], sparse=True)
     except ValueError as error:
         raise InputError(f"{path}: {_reason(error)}") from None
 

@@ -5,7 +5,8 @@ input and to *check* that a pair it is given really is a neighbouring pair. Ever
 is private with respect to exactly one relation, and the accountant refuses to mix them.
 
 - ``EdgeAdjacency``: graphs on the same vertex set whose edge sets differ in exactly one edge
-  (Definition C.1 of the SBM/GMM seed). Inputs are symmetric 0/1 adjacency matrices.
+  (Definition C.1 of the SBM/GMM seed). Inputs are symmetric 0/1 adjacency matrices: dense
+  arrays stay dense; scipy sparse matrices and networkx graphs become CSR, never dense.
 - ``ReplaceOne``: datasets of n points with |Y ∩ Y'| >= n - 1 (Definition D.1): one point swapped.
 - ``AddRemoveOne``: one dataset is the other with one point added.
 """
@@ -85,14 +86,90 @@ class Relation(abc.ABC):
         return self.name
 
 
-def _networkx_adjacency(graph, name: str) -> np.ndarray:
-    if graph.is_directed() or graph.is_multigraph():
-        raise ValueError(f"{name} must be a simple undirected graph (not directed, not a multigraph)")
-    if any(w is not None and w != 1 for _, _, w in graph.edges(data="weight")):
-        raise ValueError(f"{name} must be unweighted (edge weights other than 1 found)")
+#: Each defect a graph input may have: what is required, and the fix for a dense array, a scipy
+#: sparse matrix and a networkx graph.
+_DEFECTS = {
+    "weighted": ("must be unweighted (entries 0 or 1)", {
+        "dense": "drop the weights with (A != 0).astype(float)",
+        "sparse": "drop the weights with (A != 0).astype(float)",
+        "networkx": "drop the weights (delete the 'weight' edge attributes)"}),
+    "asymmetric": ("must be symmetric (an undirected graph)", {
+        "dense": "symmetrise with np.maximum(A, A.T)",
+        "sparse": "symmetrise with A.maximum(A.T)",
+        "networkx": "convert with G.to_undirected()"}),
+    "self-loops": ("must have no self-loops (zero diagonal)", {
+        "dense": "remove them with np.fill_diagonal(A, 0)",
+        "sparse": "remove them with A.setdiag(0); A.eliminate_zeros()",
+        "networkx": "remove them with G.remove_edges_from(nx.selfloop_edges(G))"}),
+}
+
+
+def _refusal(name: str, defect: str, kind: str) -> ValueError:
+    problem, fixes = _DEFECTS[defect]
+    return ValueError(f"{name} {problem}; {fixes[kind]}")
+
+
+def _check_shape(name: str, shape: tuple) -> None:
+    if len(shape) != 2 or shape[0] != shape[1] or shape[0] < 2:
+        raise ValueError(f"{name} must be a square adjacency matrix with n >= 2, got shape {shape}")
+
+
+def _is_networkx(data) -> bool:
+    return hasattr(data, "nodes") and hasattr(data, "edges") and hasattr(data, "is_directed")
+
+
+def _networkx_graph(graph, name: str) -> sp.csr_matrix:
+    """A simple undirected, unweighted networkx graph as a CSR matrix (vertices in ``graph.nodes`` order)."""
     import networkx
 
-    return networkx.to_numpy_array(graph, nodelist=list(graph.nodes), weight=None)
+    if graph.is_directed():
+        raise _refusal(name, "asymmetric", "networkx")
+    if graph.is_multigraph():
+        raise ValueError(f"{name} must be a simple graph, not a multigraph; convert with nx.Graph(G)")
+    _check_shape(name, (len(graph), len(graph)))
+    if any(w is not None and w != 1 for _, _, w in graph.edges(data="weight")):
+        raise _refusal(name, "weighted", "networkx")
+    if networkx.number_of_selfloops(graph):
+        raise _refusal(name, "self-loops", "networkx")
+    return _sparse_graph(networkx.to_scipy_sparse_array(graph, nodelist=list(graph.nodes), weight=None,
+                                                        format="csr"), name)
+
+
+def _sparse_graph(matrix, name: str) -> sp.csr_matrix:
+    """A validated canonical CSR matrix (float64 ones, sorted indices, no explicit zeros or
+    duplicates) from any scipy sparse matrix, in O(n + m); the input is never modified."""
+    _check_shape(name, matrix.shape)
+    if matrix.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be real-valued, got dtype {matrix.dtype}")
+    graph = sp.csr_matrix(matrix)  # shares the arrays of a CSR input
+    if not np.all(np.isfinite(graph.data)):
+        raise ValueError(f"{name} contains NaN or inf; clean or clip the input first")
+    if not graph.has_canonical_format or not np.all(graph.data):
+        graph = graph.copy()
+        graph.sum_duplicates()
+        graph.eliminate_zeros()
+    if not np.all(graph.data == 1):
+        raise _refusal(name, "weighted", "sparse")
+    pattern = sp.csr_matrix((np.ones(graph.nnz, dtype=bool), graph.indices, graph.indptr), shape=graph.shape)
+    transpose = pattern.T.tocsr()  # sorted indices: equal arrays iff the pattern is symmetric
+    if not (np.array_equal(transpose.indptr, graph.indptr) and np.array_equal(transpose.indices, graph.indices)):
+        raise _refusal(name, "asymmetric", "sparse")
+    if np.any(graph.diagonal()):
+        raise _refusal(name, "self-loops", "sparse")
+    return graph if graph.dtype == np.float64 else sp.csr_matrix(
+        (graph.data.astype(np.float64), graph.indices, graph.indptr), shape=graph.shape)
+
+
+def _dense_graph(data, name: str) -> np.ndarray:
+    array = _validate.finite_array(name, data, ndim=2)
+    _check_shape(name, array.shape)
+    if not np.all((array == 0) | (array == 1)):
+        raise _refusal(name, "weighted", "dense")
+    if not np.array_equal(array, array.T):
+        raise _refusal(name, "asymmetric", "dense")
+    if np.any(np.diag(array)):
+        raise _refusal(name, "self-loops", "dense")
+    return array
 
 
 @attrs.frozen
@@ -102,39 +179,32 @@ class EdgeAdjacency(Relation):
     name = "edge-adjacency"
 
     @staticmethod
-    def adjacency(data, name: str = "graph") -> np.ndarray:
-        """A dense symmetric 0/1 adjacency matrix with no self-loops, or a ``ValueError``.
-
-        Accepts array-likes, scipy sparse matrices and simple undirected networkx graphs
-        (vertices in ``graph.nodes`` order).
-        """
-        if hasattr(data, "nodes") and hasattr(data, "edges") and hasattr(data, "is_directed"):
-            data = _networkx_adjacency(data, name)
+    def validate(data, name: str = "graph") -> np.ndarray | sp.csr_matrix:
+        """A symmetric 0/1 adjacency matrix with no self-loops, or a ``ValueError``: a canonical
+        ``scipy.sparse.csr_matrix`` for scipy sparse input and networkx graphs (vertices in
+        ``graph.nodes`` order), checked in O(n + m); a dense array for array-likes."""
+        if _is_networkx(data):
+            return _networkx_graph(data, name)
         if sp.issparse(data):
-            data = data.toarray()
-        array = _validate.finite_array(name, data, ndim=2)
-        n = array.shape[0]
-        if array.shape != (n, n) or n < 2:
-            raise ValueError(f"{name} must be a square adjacency matrix with n >= 2, got shape {array.shape}")
-        if not np.all((array == 0) | (array == 1)):
-            raise ValueError(f"{name} must be unweighted: entries 0 or 1")
-        if not np.array_equal(array, array.T):
-            raise ValueError(f"{name} must be symmetric (an undirected graph)")
-        if np.any(np.diag(array)):
-            raise ValueError(f"{name} must have no self-loops (zero diagonal)")
-        return array
+            return _sparse_graph(data, name)
+        return _dense_graph(data, name)
 
-    def validate(self, data) -> np.ndarray:
-        return self.adjacency(data)
+    @staticmethod
+    def adjacency(data, name: str = "graph") -> np.ndarray:
+        """``validate``'s matrix, dense (n² floats: for small graphs and dense consumers)."""
+        graph = EdgeAdjacency.validate(data, name)
+        return graph.toarray() if sp.issparse(graph) else graph
 
     def distance(self, a, b) -> float:
-        a, b = self.adjacency(a, "a"), self.adjacency(b, "b")
+        """How many vertex pairs differ, in O(n + m) for sparse inputs."""
+        a, b = self.validate(a, "a"), self.validate(b, "b")
         if a.shape != b.shape:
             return math.inf
-        return float(np.count_nonzero(np.triu(a != b, k=1)))
+        return float(sp.triu(sp.csr_matrix(a) != sp.csr_matrix(b), k=1).nnz)
 
     def neighbours(self, data, rng: np.random.Generator, count: int = 10) -> Iterator[np.ndarray]:
-        """Graphs with one vertex pair toggled (an edge added or removed), pairs drawn at random."""
+        """Graphs with one vertex pair toggled (an edge added or removed), pairs drawn at random;
+        dense, like ``adjacency`` (the auditor's small graphs)."""
         graph = self.adjacency(data)
         n = graph.shape[0]
         for _ in range(_count(count)):

@@ -17,6 +17,7 @@ from typing import Callable, Iterator, Sequence
 
 import attrs
 import numpy as np
+import scipy.sparse as sp
 
 #: the hill climb restarts from one of this many best pairs
 ELITE = 3
@@ -33,8 +34,10 @@ class Scored:
 
 
 def _key(pair: tuple[object, object]) -> tuple:
-    """Identity of a pair's contents, to score and audit each pair once."""
-    return tuple((np.shape(x), np.asarray(x, dtype=float).tobytes()) for x in pair)
+    """Identity of a pair's contents, to score and audit each pair once (sparse graphs as dense:
+    audited graphs are small)."""
+    dense = [x.toarray() if sp.issparse(x) else x for x in pair]
+    return tuple((np.shape(x), np.asarray(x, dtype=float).tobytes()) for x in dense)
 
 
 def best_pairs(scored: Sequence[Scored], count: int) -> list[Scored]:

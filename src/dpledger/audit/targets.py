@@ -13,6 +13,7 @@ from typing import Callable, Iterator
 
 import attrs
 import numpy as np
+import scipy.sparse as sp
 
 from ..graph import Graph, registry
 from ..mechanisms import (DiscreteLaplace, Exponential, Gaussian, HistogramLearner, Laplace, Mechanism, ReportNoisyMax,
@@ -171,11 +172,12 @@ def resolve(target: object, relation: object | None, data, rng: np.random.Genera
 def describe_pair(relation: object | None, a, b) -> str:
     """A pair in a few words: which edge or row changed, or the two answers."""
     if isinstance(relation, EdgeAdjacency):
-        changed = np.argwhere(np.triu(np.asarray(a) != np.asarray(b), k=1))
+        a, b = (x.toarray() if sp.issparse(x) else np.asarray(x) for x in (a, b))
+        changed = np.argwhere(np.triu(a != b, k=1))
         if not len(changed):
             return "identical graphs"
         i, j = changed[0]
-        return f"edge {{{i}, {j}}} {'removed' if np.asarray(a)[i, j] else 'added'}"
+        return f"edge {{{i}, {j}}} {'removed' if a[i, j] else 'added'}"
     if isinstance(relation, ReplaceOne):
         rows_a, rows_b = (np.asarray(x, dtype=float).reshape(len(x), -1) for x in (a, b))
         i = int(np.argmax((rows_a != rows_b).any(axis=1)))

@@ -70,7 +70,8 @@ MAX_BATCH = 10_000_000
 MAX_EPSILON = 1e4
 
 
-def _epsilon(value) -> float:
+def checked_epsilon(value) -> float:
+    """``value`` as a mechanism's ε: positive and at most ``MAX_EPSILON``."""
     value = _validate.positive("epsilon", value)
     if value > MAX_EPSILON:
         raise ValueError(f"epsilon must be <= {MAX_EPSILON:g} for a mechanism (it promises nothing beyond), got {value:g}")
@@ -78,7 +79,7 @@ def _epsilon(value) -> float:
 
 
 def epsilon_field():
-    return attrs.field(converter=_epsilon)
+    return attrs.field(converter=checked_epsilon)
 
 
 def delta_field():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import attrs
 import numpy as np
+import scipy.sparse as sp
 
 from .. import _random, _validate
 from ..relations import EdgeAdjacency
@@ -31,13 +32,39 @@ class EdgeSplit:
     )
     n_parts = 2
 
-    def parts(self, graph, rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
-        adjacency = EdgeAdjacency.adjacency(graph)
+    def parts(self, graph, rng: np.random.Generator | None = None):
+        """(G1, G2), dense for a dense graph; for a sparse one, CSR in O(n + m), one coin per edge
+        (in row-major order of the upper triangle)."""
+        graph = EdgeAdjacency.validate(graph)
         rng = _random.generator(rng)
-        coins = np.triu(rng.random(adjacency.shape) < self.probability, k=1)
+        if sp.issparse(graph):
+            first = _sparse_coins(graph, self.probability, rng)
+            return _kept(graph, first), _kept(graph, ~first)
+        coins = np.triu(rng.random(graph.shape) < self.probability, k=1)
         coins = coins | coins.T
-        first = np.where(coins, adjacency, 0.0)
-        return first, adjacency - first
+        first = np.where(coins, graph, 0.0)
+        return first, graph - first
+
+
+def _sparse_coins(graph: sp.csr_matrix, probability: float, rng: np.random.Generator) -> np.ndarray:
+    """Per stored entry of a canonical symmetric CSR graph: does its edge go to G1? One coin per
+    upper-triangular entry, copied to its mirror (found by transposing the entries' positions)."""
+    position = sp.csr_matrix((np.arange(graph.nnz, dtype=graph.indices.dtype), graph.indices, graph.indptr),
+                             shape=graph.shape)
+    mirror = position.T.tocsr().data  # mirror[k]: where entry k's transpose is stored
+    upper = mirror > position.data  # (i, j) with i < j is stored before (j, i)
+    del position
+    coins = np.empty(graph.nnz, dtype=bool)
+    coins[upper] = rng.random(np.count_nonzero(upper)) < probability
+    lower = ~upper
+    coins[lower] = coins[mirror[lower]]
+    return coins
+
+
+def _kept(graph: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
+    """The graph with only the stored entries where ``keep`` is True (canonical, like ``graph``)."""
+    indptr = np.concatenate([[0], np.cumsum(keep, dtype=graph.indptr.dtype)])[graph.indptr]
+    return sp.csr_matrix((np.ones(indptr[-1]), graph.indices[keep], indptr), shape=graph.shape)
 
 
 @attrs.frozen

@@ -1,5 +1,6 @@
-"""Registered SBM estimators: ``sbm.weak`` (Alg. C.4), ``sbm.exact`` (Alg. C.12 + C.13) and
-``sbm.exponential`` (Alg. C.19).
+"""Registered SBM estimators: ``sbm.weak`` (Alg. C.4), ``sbm.exact`` (Alg. C.12 + C.13),
+``sbm.exponential`` (Alg. C.19), and for sparse graphs at any n ``sbm.spectral`` and
+``sbm.spectral_exact`` (the noisy power method, ``spectral``).
 
 Public parameters follow the paper: ``epsilon``, ``delta``, ``n``, ``d``, ``gamma`` (or ``alpha``,
 ``beta`` for the log n parameterisation, Appendix C.2). With ``d=None`` the average degree is
@@ -19,10 +20,12 @@ import numpy as np
 from ... import _validate
 from ...graph import Graph, postprocess, register, release, sequence, split
 from ...mechanisms import DiscreteLaplace, EdgeSplit
+from ...mechanisms.base import checked_epsilon
 from ...relations import EdgeAdjacency
 from . import model
 from .graphs import check_size
 from .recovery import exponential_recovery, majority_vote, weak_recovery
+from .spectral import as_csr, power_method
 
 def _parameters(epsilon, delta, n, d, gamma, alpha, beta, degree_share, needs_delta):
     """Validated public parameters, and the ε split between degree estimate and recovery."""
@@ -57,12 +60,12 @@ def _degree_steps(n: int, epsilon: float) -> list:
     ]
 
 
-def _example(n: int, p: float = 0.9, q: float = 0.1, **extra):
-    """Synthetic input for audits: a small two-community SBM and its public parameters, with d
-    left out so that the default degree estimate (an integer release) is audited too."""
+def _example(n: int, p: float = 0.9, q: float = 0.1, public=("epsilon", "n", "gamma"), **extra):
+    """Synthetic input for audits: a small two-community SBM and its ``public`` parameters (d
+    left out by default, so that the default degree estimate, an integer release, is audited too)."""
     def example(rng):
         params, adjacency, _ = _sample(n, p, q, 1.0, rng)
-        return {key: value for key, value in params.items() if key != "d"} | extra, adjacency
+        return {key: params[key] for key in public} | extra, adjacency
     return example
 
 
@@ -80,12 +83,12 @@ def _stress(**extra):
     return stress
 
 
-def _utility(n: int, p: float, q: float, **extra):
+def _utility(n: int, p: float, q: float, public=("epsilon", "n", "d", "gamma"), **extra):
     """Privacy–utility sampler: an SBM with within-probability p and across-probability q, and the
     error rate err(x̂, x) of the released labels against the planted ones."""
     def utility(epsilon, rng):
         params, adjacency, truth = _sample(n, p, q, epsilon, rng)
-        return {**params, **extra}, adjacency, lambda labels: model.error_rate(labels, truth)
+        return {key: params[key] for key in public} | extra, adjacency, lambda labels: model.error_rate(labels, truth)
     return utility
 
 
@@ -148,3 +151,43 @@ def exponential(epsilon: float, n: int, d: float | None = None, gamma: float | N
     body = split(EdgeSplit(0.5), exponential_recovery("rough", eps, n, half, gamma),
                  majority_vote("labels", eps, uses="rough"), name="edge_split")
     return _graph("sbm.exponential", n, eps_degree, body, "exponential mechanism, Algorithm C.19")
+
+
+def _spectral_graph(name: str, n: int, body, description: str) -> Graph:
+    def check(graph):
+        if graph.shape[0] != n:
+            raise ValueError(f"the graph has {graph.shape[0]} vertices but the public parameter n={n}")
+        return as_csr(graph)
+
+    return Graph(body, EdgeAdjacency(), name=name, check_input=check, description=description)
+
+
+def _spectral_parameters(epsilon, delta, n):
+    return (checked_epsilon(epsilon), _validate.probability("delta", delta, low_open=True),
+            _validate.integer("n", n, minimum=2))
+
+
+_SPECTRAL = ("epsilon", "n")
+
+
+@register("sbm.spectral", example=_example(8, public=_SPECTRAL, delta=1e-3, iterations=3),
+          utility=_utility(300, 0.5, 0.1, public=_SPECTRAL, delta=1e-6))
+def spectral(epsilon: float, delta: float, n: int, iterations: int = 10, clip: float = 0.5, seed: int = 0) -> Graph:
+    """Private weak recovery at any n, sparse input, near-linear time: the noisy power method
+    (``iterations`` lattice-Gaussian steps of A·x, x clipped to ±clip/√n), (ε, δ)-DP."""
+    epsilon, delta, n = _spectral_parameters(epsilon, delta, n)
+    body = power_method("labels", epsilon, delta, n, iterations, clip, seed)
+    return _spectral_graph("sbm.spectral", n, body, "weak recovery, noisy power method")
+
+
+@register("sbm.spectral_exact", example=_example(8, public=_SPECTRAL, delta=1e-3, iterations=3),
+          utility=_utility(300, 0.5, 0.1, public=_SPECTRAL, delta=1e-6))
+def spectral_exact(epsilon: float, delta: float, n: int, iterations: int = 10, clip: float = 0.5,
+                   share: float = 0.6, seed: int = 0) -> Graph:
+    """Private exact recovery at any n, sparse input, near-linear time: edge split, the noisy
+    power method on the ``share`` of edges, discrete-Laplace majority vote on the rest; (ε, δ)-DP
+    by the random-partition rule."""
+    epsilon, delta, n = _spectral_parameters(epsilon, delta, n)
+    body = split(EdgeSplit(share), power_method("rough", epsilon, delta, n, iterations, clip, seed),
+                 majority_vote("labels", epsilon, uses="rough"), name="edge_split")
+    return _spectral_graph("sbm.spectral_exact", n, body, "exact recovery, noisy power method + vote")
