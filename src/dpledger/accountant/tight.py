@@ -5,7 +5,9 @@ Every route below is a theorem about the same fixed mechanism, so the smallest �
 gives at the plan's δ is valid: basic composition, and the PLD composition of dp-accounting (tight)
 or, for compositions with zCDP steps (which have no PLD here), the Rényi curve converted at the
 best order.
-None of this is valid for steps chosen adaptively; those go through a filter (``filters``).
+Each step's query may read earlier outputs (a ``repeat``'s iterations do), but every step's
+mechanism and privacy parameters must be fixed in advance; steps whose parameters are chosen from
+earlier outputs go through a filter (``filters``).
 """
 
 from __future__ import annotations

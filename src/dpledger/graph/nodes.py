@@ -344,7 +344,8 @@ class Repeat:
         else:
             event = inner.event if self.times == 1 else dp_accounting.SelfComposedDpEvent(inner.event, self.times)
             g = tight.guarantee(event, basic)
-            how = "tight self-composition (PLD)" if g != basic else "basic composition (no tighter here)"
+            how = ("tight self-composition (PLD, or the Rényi curve for zCDP steps)" if g != basic
+                   else "basic composition (no tighter here)")
             rule = f"{self.times} runs, {how}"
         step = PlanStep(ctx.path, "repeat", g, rule, {"times": self.times})
         return NodePlan(g, rule, inner.steps + (step,), inner.produces | set(self.initial) | {self.name},

@@ -1,8 +1,8 @@
 """The noisy power method for two communities: near-linear time and memory, any n.
 
 Each of ``iterations`` steps releases ỹ = A·x + lattice Gaussian noise, where x = bounded(ỹ of
-the step before) is public: centred (orthogonal to the all-ones vector, which removes the degree
-direction), scaled to unit norm and clipped to ±c/√n. One edge {i, j} changes A·x in coordinates
+the step before) is public: centred (which removes the all-ones, degree direction), scaled to
+unit norm, then clipped to ±c/√n (so only close to centred and unit). One edge {i, j} changes A·x in coordinates
 i and j only, by x_j and x_i, so the ℓ2 sensitivity of the computed product is at most
 √2·(c/√n)·(1 + 2n·γ_n) for every input (γ_n = nu/(1 − nu), u = 2^-53: the rounding of each
 row's sum; docs/proofs.md, "Noisy power method"). The bound and the noise are the same at every
@@ -14,6 +14,7 @@ loss does not. The labels are the signs of the last release (post-processing).
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,16 +23,24 @@ from ... import _validate
 from ...accountant.rdp import budget_rho
 from ...graph import postprocess, release, repeat, sequence
 from ...mechanisms import Gaussian
-from ...mechanisms.lattice import RESOLUTION
+from ...mechanisms.exact import MAX_SCALE
+from ...mechanisms.laplace import ROUNDING
+from ...mechanisms.lattice import spacing
 
 #: unit roundoff of a double: every row sum of A·x is within γ_k·Σ|x_j| of the exact one
 UNIT_ROUNDOFF = 2.0**-53
+#: covers the rounding of evaluating Δ itself and the clip limit c/√n in doubles (a few ulps)
+EVALUATION = 1 + 2.0**-40
 
 
 def step_sensitivity(n: int, clip: float) -> float:
-    """ℓ2-sensitivity of the computed A·bounded(x) under edge adjacency, rounding included."""
+    """ℓ2-sensitivity of the computed A·bounded(x) under edge adjacency, rounding included; c/√n
+    must be a normal double (a subnormal limit would lose the relative accuracy this relies on)."""
+    limit = clip / math.sqrt(n)
+    if not limit >= sys.float_info.min:
+        raise ValueError(f"clip/√n = {limit:g} is below the smallest normal double; use a larger clip")
     gamma_n = n * UNIT_ROUNDOFF / (1 - n * UNIT_ROUNDOFF)
-    return math.sqrt(2.0) * clip / math.sqrt(n) * (1 + 2 * n * gamma_n)
+    return math.sqrt(2.0) * limit * (1 + 2 * n * gamma_n) * EVALUATION
 
 
 def bounded(vector, clip: float) -> np.ndarray:
@@ -73,14 +82,26 @@ def start(n: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(n)
 
 
+def _check_lattice(sigma: float, sensitivity: float, n: int) -> None:
+    """Refuse, before any charge, parameters the exact sampler cannot serve: noise of more than
+    2^40 lattice steps per coordinate (tiny ε with many steps and vertices)."""
+    steps = sigma / spacing(sensitivity, n, 2)
+    if steps > MAX_SCALE:
+        raise ValueError(f"the noise would span {steps:.3g} lattice steps per coordinate, above the exact sampler's "
+                         f"2^40: raise epsilon or lower iterations")
+
+
 def power_method(name: str, epsilon: float, delta: float, n: int, iterations: int, clip: float, seed: int):
     """``iterations`` noisy power steps and their signs, (ε, δ)-DP in total: each step is
     ρ/T-zCDP with ρ the largest zCDP budget whose (ε, δ) conversion fits."""
     iterations = _validate.integer("iterations", iterations, minimum=1)
     clip = _validate.positive("clip", clip)
     sensitivity = step_sensitivity(n, clip)
-    rho = budget_rho(epsilon, delta) * (1 - 1e-9) / iterations  # room for σ's and ρ's roundings
-    sigma = sensitivity * (1 + 1 / RESOLUTION) / math.sqrt(2 * rho)
+    rho = budget_rho(epsilon, delta) * (1 - 1e-8) / iterations  # room for the roundings of σ, ρ and ε
+    # the larger lattice allowance, the one the mechanism's own (ε, δ) uses: a single step's plan
+    # states that (ε, δ), and it must fit the budget too (ρ's allowance is 1 + 1/RESOLUTION)
+    sigma = sensitivity * float(ROUNDING) / math.sqrt(2 * rho)
+    _check_lattice(sigma, sensitivity, n)
     noise = Gaussian.from_sigma(sigma, sensitivity=sensitivity, delta=delta / iterations)
     step = release(f"{name}_iterate", noise, lambda graph, **out: _product(graph, out[f"{name}_iterate"], clip),
                    uses=f"{name}_iterate",
