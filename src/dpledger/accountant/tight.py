@@ -42,6 +42,11 @@ def _epsilon(key: str, delta: float) -> float:
     return math.inf if renyi is None else renyi
 
 
+def route(event) -> str:
+    """Which tight route ``epsilon`` takes for ``event``: "PLD", or "Rényi curve" (zCDP steps)."""
+    return "PLD" if _pld_of(_events.key(event)) is not None else "Rényi curve"
+
+
 def epsilon(event, delta: float) -> float:
     """ε at ``delta`` of this fixed composition by PLD, or by its Rényi curve when it has no PLD."""
     return _epsilon(_events.key(event), float(delta))

@@ -344,7 +344,7 @@ class Repeat:
         else:
             event = inner.event if self.times == 1 else dp_accounting.SelfComposedDpEvent(inner.event, self.times)
             g = tight.guarantee(event, basic)
-            how = ("tight self-composition (PLD, or the Rényi curve for zCDP steps)" if g != basic
+            how = (f"tight self-composition ({tight.route(event)})" if g != basic
                    else "basic composition (no tighter here)")
             rule = f"{self.times} runs, {how}"
         step = PlanStep(ctx.path, "repeat", g, rule, {"times": self.times})
