@@ -97,7 +97,7 @@ def test_empirical_audit_finds_no_violation(name):
     far, flipped = data.copy(), data.copy()
     far[0], flipped[-1] = 100.0, -5.0
     report = audit_pairs(lambda x, rng: graph.execute(x, rng)[0], [(data, far), (data, flipped)], 1.0,
-                         samples=10_000, confidence=0.999999, seed=11)
+                         samples=4_000, confidence=0.999999, seed=11)  # gross bugs; the registry audit too
     assert report.ok and not report.violation, str(report)
 
 

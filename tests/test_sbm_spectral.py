@@ -75,10 +75,9 @@ def test_bad_parameters_are_refused_naming_them(params, name):
 
 def test_the_auditor_takes_the_spectral_estimators_on_their_examples():
     """Their inputs become CSR matrices (dense audit pairs included); the auditor keys and
-    describes such pairs."""
-    for name in ("sbm.spectral", "sbm.spectral_exact"):
-        report = audit(name, samples=1_000, search_examples=2, confidence=1 - 1e-6, seed=0)
-        assert report.ok and not report.violation, str(report)
+    describes such pairs (``dpledger audit sbm.spectral_exact`` failed on them)."""
+    report = audit("sbm.spectral_exact", samples=400, search_examples=1, confidence=1 - 1e-6, seed=0)
+    assert report.ok and not report.violation and "edge" in str(report), str(report)
 
 
 @pytest.mark.parametrize("iterations", [1, 2, 10])
@@ -117,3 +116,30 @@ def test_rows_an_edge_does_not_touch_are_computed_bit_for_bit_alike():
     untouched[[i, j]] = False
     assert np.array_equal(first[untouched], second[untouched])
     assert np.linalg.norm(first - second) <= step_sensitivity(3000, 0.5)
+
+
+def _one_step(noise_factor: float):
+    """One power step on 8 vertices as a batched function, its noise scaled by ``noise_factor``,
+    and the (ε, δ) the estimator's plan claims for it."""
+    from dpledger.algorithms.sbm.spectral import start
+    from dpledger.mechanisms import Gaussian
+
+    plan = dp.estimator("sbm.spectral", epsilon=1.0, delta=1e-3, n=8, iterations=1).plan()
+    params = plan.steps[0].params
+    noise = Gaussian.from_sigma(params["sigma"] * noise_factor, sensitivity=params["sensitivity"], delta=1e-3)
+    first = start(8, 0)
+    return (lambda graph, rng, size=None: noise.sample(_product(graph, first, 0.5), rng, size)), plan.guarantee
+
+
+@pytest.mark.privacy(seconds=30)
+def test_a_step_with_half_its_noise_is_caught_and_the_step_itself_passes():
+    from dpledger.testing import PrivacyViolation, assert_private
+
+    pairs = strategies.graph_pairs(8, 8, 0.5)
+    settings = dict(relation=dp.EdgeAdjacency(), confidence=1 - 1e-6, samples=200_000, search_samples=20_000,
+                    max_examples=20)  # (1, 1e-3) against about 2.5: certified 1.33 on 2·10^5 samples
+    step, claim = _one_step(1.0)
+    assert_private(step, pairs, epsilon=claim.epsilon, delta=claim.delta, seed=1, **settings)
+    halved, _ = _one_step(0.5)
+    with pytest.raises(PrivacyViolation):
+        assert_private(halved, pairs, epsilon=claim.epsilon, delta=claim.delta, seed=2, **settings)

@@ -105,7 +105,7 @@ def test_empirical_audit_finds_no_violation(name):
     moved, fake = data.copy(), data.copy()
     moved[0], fake[0] = [-3.0, 0.0, 0.0], [0.0, 50.0, 0.0]
     report = audit_pairs(lambda x, rng: graph.execute(x, rng)[0], [(data, moved), (data, fake)], 1.0,
-                         samples=10_000, confidence=0.999999, seed=12)
+                         samples=4_000, confidence=0.999999, seed=12)  # gross bugs; the registry audit too
     assert report.ok and not report.violation, str(report)
 
 
