@@ -1,7 +1,33 @@
 """Rich renderables as plain text (logs, ``str``); rich tables as HTML ``<table>`` fragments with
-inline styles (Jupyter, report pages: ``html_table``)."""
+inline styles (Jupyter, report pages: ``html_table``); the command line's console (``terminal``)."""
 
 from __future__ import annotations
+
+import os
+import sys
+
+#: the exit status of a command whose reader closed the pipe (``dpledger estimators | head``): the
+#: shell's 128 + SIGPIPE, not 1, which the command line keeps for privacy refusals
+BROKEN_PIPE = 141
+
+
+def quiet_exit_on_broken_pipe() -> None:
+    """Send what is still to be written to /dev/null and exit with ``BROKEN_PIPE``."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    raise SystemExit(BROKEN_PIPE)
+
+
+def terminal():
+    """The command line's rich console: a terminal's width; in a file or pipe as wide as
+    ``COLUMNS`` says, else 150 columns, so tables stay readable."""
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            quiet_exit_on_broken_pipe()
+
+    return _Console() if sys.stdout.isatty() or os.environ.get("COLUMNS") else _Console(width=150)
 
 
 class _Null:

@@ -1,30 +1,23 @@
 """The ``dpledger`` command line: demo, estimators, plan, run, audit, utility, ledger show.
 
 Exit codes scripts can trust: 0 success; 1 a privacy refusal (budget exceeded, unprovable
-claim) or an audit violation; 2 bad usage or bad input.
+claim) or an audit violation; 2 bad usage or bad input; 141 the reader closed the pipe.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import pathlib
 import sys
 
 import numpy as np
-from rich.console import Console
 
 from . import guarantees as _g
+from ._render import quiet_exit_on_broken_pipe, terminal
 from .audit import command as audit_command
 from .errors import PrivacyError
 from .utility import command as utility_command
-
-
-def _console() -> Console:
-    """Rich console; when output goes to a file or pipe, as wide as ``COLUMNS`` says, else 150
-    columns, so tables stay readable."""
-    return Console() if sys.stdout.isatty() or os.environ.get("COLUMNS") else Console(width=150)
 
 
 def _value(text: str):
@@ -59,13 +52,13 @@ def _emit(args, data: dict, render) -> None:
     if getattr(args, "json", False):
         print(json.dumps(data, indent=2, default=str))
     else:
-        render(_console())
+        render(terminal())
 
 
 def _demo(args) -> int:
     from . import demo
 
-    demo.main(_console(), seed=args.seed)
+    demo.main(terminal(), seed=args.seed)
     return 0
 
 
@@ -148,7 +141,7 @@ def _run(args) -> int:
     if args.json or not args.output:
         print(text)
     else:
-        _console().print(f"{args.name}: charged {result.entry.guarantee}; budget {accountant.budget} under the "
+        terminal().print(f"{args.name}: charged {result.entry.guarantee}; budget {accountant.budget} under the "
                          f"{accountant.filter.name!r} filter, spent {accountant.spent}; output written to {args.output}")
     return 0
 
@@ -223,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         top.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return args.run(args)
+    except BrokenPipeError:  # print() into a closed pipe; rich's console exits the same way
+        quiet_exit_on_broken_pipe()
     except PrivacyError as refusal:
         print(f"dpledger: refused: {refusal}", file=sys.stderr)
         return 1

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from rich.console import Console
 from rich.markup import escape
 
 from .. import figures
+from .._render import terminal
 from .._arguments import integer, probability
 from . import figure
 from .auditor import audit
@@ -45,7 +45,7 @@ def _print(report: AuditReport, console: Console) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Audit ``args.name`` and print the report; the exit code says what was found."""
-    console = Console() if sys.stdout.isatty() else Console(width=150)
+    console = terminal()
     try:
         if args.report is not None:
             figures.check_output(args.report)  # before the long work

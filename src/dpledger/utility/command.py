@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from rich.console import Console
 from rich.markup import escape
 
 from .. import figures
+from .._render import terminal
 from .._arguments import epsilons, integer
 from . import figure
 from .measure import measure_utility
@@ -32,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
         return 0
-    console = Console() if sys.stdout.isatty() else Console(width=150)
+    console = terminal()
     console.print(report.table())
     console.print(f"seed {report.seed} (pass --seed to reproduce), {report.seconds:.1f} s")
     if args.output is not None:
