@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import dpledger as dp
-from dpledger.mechanisms import (EdgeSplit, Gaussian, Laplace, PoissonSample, RowSplit, SampleWithoutReplacement,
+from dpledger.mechanisms import (EdgeSplit, Gaussian, HistogramLearner, Laplace, PoissonSample, RowSplit, SampleWithoutReplacement,
                                  TextbookGaussian, TextbookLaplace, TruncatedLaplace)
 
 
@@ -146,6 +146,20 @@ def test_the_steps_of_one_plan_compose_tightly():
     acct = dp.Accountant(dp.ApproxDP(3.0, 1e-6))
     acct.run(graph, np.ones(3), rng=rng())
     assert acct.spent.epsilon == plan.guarantee.epsilon
+
+
+def test_a_nested_sequence_composes_tightly_beside_a_step_without_a_curve():
+    """A (ε, δ) step with no Rényi curve (the histogram learner) leaves the whole plan without a
+    tight route; the Gaussian steps after it, in a sequence of their own, still compose tightly,
+    and the total is that plus the histogram's (ε, δ) by basic composition."""
+    steps = [dp.release(f"g{i}", Gaussian.from_sigma(4.0, delta=1e-7), clipped_sum) for i in range(6)]
+    inner = dp.sequence(*steps, name="refine")
+    histogram = dp.release("h", HistogramLearner(0.5, 1e-7, 3), lambda x: x)
+    plan = dp.Graph(dp.sequence(histogram, inner), relation=dp.ReplaceOne()).plan()
+    refine = dp.Graph(inner, relation=dp.ReplaceOne()).plan().guarantee
+    assert refine.epsilon < dp.compose(*[s.mechanism.guarantee() for s in steps]).epsilon / 2
+    assert plan.guarantee.epsilon == pytest.approx(0.5 + refine.epsilon, rel=1e-12)
+    assert plan.guarantee.delta == pytest.approx(1e-7 + refine.delta, rel=1e-12)
 
 
 def test_bad_input_is_refused_before_any_charge():

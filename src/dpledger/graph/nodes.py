@@ -236,8 +236,10 @@ class Conditional:
 
 @attrs.frozen
 class Sequence:
-    """Run children in order; each may use earlier outputs. Basic composition, or Lemma A.4
-    (halting composition, also the sum) when a halting test or conditional step is inside."""
+    """Run children in order; each may use earlier outputs. Basic composition, tightened where the
+    steps allow (``accountant.tight``: every step's parameters are fixed before the data, so a
+    sequence is a fixed composition even when its queries read earlier outputs), or Lemma A.4
+    (halting composition, the sum) when a halting test or conditional step is inside."""
 
     name: str = attrs.field(converter=_name)
     nodes: tuple = attrs.field(converter=tuple)
@@ -257,10 +259,15 @@ class Sequence:
             available |= p.produces
             established |= p.establishes
         halting = any(p.halting for p in plans)
-        g = rules.compose_halting(*(p.guarantee for p in plans)) if halting else rules.compose(*(p.guarantee for p in plans))
-        rule = "halting composition (Lemma A.4)" if halting else "basic sequential composition"
         events = [p.event for p in plans]
         event = None if halting else dp_accounting.ComposedDpEvent(events)
+        if halting:
+            g, rule = rules.compose_halting(*(p.guarantee for p in plans)), "halting composition (Lemma A.4)"
+        else:  # every step is fixed before the data, so the sequence's own steps compose tightly
+            basic = rules.compose(*(p.guarantee for p in plans))
+            g = tight.guarantee(event, basic)
+            rule = (f"tight composition ({tight.route(event)}); basic composition gives {basic}" if g != basic
+                    else "basic sequential composition")
         steps = tuple(s for p in plans for s in p.steps)
         return NodePlan(g, rule, steps, available - ctx.available | {self.name},
                         establishes=established - ctx.established, halting=halting, event=event,
