@@ -35,7 +35,7 @@ from ..guarantees import ApproxDP
 from . import exact
 from .base import delta_field, epsilon_field, sensitivity_field, shaped
 from .laplace import ROUNDING, _bound_field, _LatticeRelease, round_up
-from .lattice import RESOLUTION
+from .lattice import RESOLUTION, spacing
 
 #: Relative precision of the noise multiplier's bisection (it is rounded up).
 _PRECISION = 1e-9
@@ -65,6 +65,15 @@ def noise_multiplier(epsilon: float, delta: float) -> float:
         middle = math.sqrt(low * high)
         low, high = (middle, high) if _rdp_epsilon(middle, delta) > epsilon else (low, middle)
     return high
+
+
+def check_exact_scale(sigma: float, sensitivity: float, coordinates: int, remedy: str) -> None:
+    """Refuse, before any charge, noise the exact sampler cannot serve: more than 2^40 lattice steps
+    per coordinate for an answer of ``coordinates`` coordinates (``remedy`` says what to change)."""
+    steps = sigma / spacing(sensitivity, coordinates, 2)
+    if steps > exact.MAX_SCALE:
+        raise ValueError(f"the noise would span {steps:.3g} lattice steps per coordinate, above the exact sampler's "
+                         f"2^40: {remedy}")
 
 
 @attrs.frozen

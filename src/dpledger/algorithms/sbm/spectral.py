@@ -23,9 +23,8 @@ from ... import _validate
 from ...accountant.rdp import budget_rho
 from ...graph import postprocess, release, repeat, sequence
 from ...mechanisms import Gaussian
-from ...mechanisms.exact import MAX_SCALE
+from ...mechanisms.gaussian import check_exact_scale
 from ...mechanisms.laplace import ROUNDING
-from ...mechanisms.lattice import spacing
 
 #: unit roundoff of a double: every row sum of A·x is within γ_k·Σ|x_j| of the exact one
 UNIT_ROUNDOFF = 2.0**-53
@@ -82,15 +81,6 @@ def start(n: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(n)
 
 
-def _check_lattice(sigma: float, sensitivity: float, n: int) -> None:
-    """Refuse, before any charge, parameters the exact sampler cannot serve: noise of more than
-    2^40 lattice steps per coordinate (tiny ε with many steps and vertices)."""
-    steps = sigma / spacing(sensitivity, n, 2)
-    if steps > MAX_SCALE:
-        raise ValueError(f"the noise would span {steps:.3g} lattice steps per coordinate, above the exact sampler's "
-                         f"2^40: raise epsilon or lower iterations")
-
-
 def power_method(name: str, epsilon: float, delta: float, n: int, iterations: int, clip: float, seed: int):
     """``iterations`` noisy power steps and their signs, (ε, δ)-DP in total: each step is
     ρ/T-zCDP with ρ the largest zCDP budget whose (ε, δ) conversion fits."""
@@ -101,7 +91,7 @@ def power_method(name: str, epsilon: float, delta: float, n: int, iterations: in
     # the larger lattice allowance, the one the mechanism's own (ε, δ) uses: a single step's plan
     # states that (ε, δ), and it must fit the budget too (ρ's allowance is 1 + 1/RESOLUTION)
     sigma = sensitivity * float(ROUNDING) / math.sqrt(2 * rho)
-    _check_lattice(sigma, sensitivity, n)
+    check_exact_scale(sigma, sensitivity, n, "raise epsilon or lower iterations")
     noise = Gaussian.from_sigma(sigma, sensitivity=sensitivity, delta=delta / iterations)
     step = release(f"{name}_iterate", noise, lambda graph, **out: _product(graph, out[f"{name}_iterate"], clip),
                    uses=f"{name}_iterate",
