@@ -182,7 +182,7 @@ def test_a_missed_membership_certificate_is_a_bug_never_a_halt(monkeypatch):
 
 FLOAT_SAFE = {"DiscreteLaplace", "Laplace", "Gaussian", "TruncatedLaplace", "HistogramLearner",
               "Exponential", "ReportNoisyMax", "TopKPeeling"}
-STRUCTURAL = {"post-processing", "privatised input", "absorb", "group", "PoissonSample", "SampleWithoutReplacement",
+STRUCTURAL = {"post-processing", "sequence", "privatised input", "absorb", "group", "PoissonSample", "SampleWithoutReplacement",
               "repeat"}  # a repeat plans its inner steps, each listed and checked
 
 

@@ -269,6 +269,8 @@ class Sequence:
             rule = (f"tight composition ({tight.route(event)}); basic composition gives {basic}" if g != basic
                     else "basic sequential composition")
         steps = tuple(s for p in plans for s in p.steps)
+        if not halting and g != basic and "/" in ctx.path:  # a nested subtotal the sum of its rows does not show
+            steps += (PlanStep(ctx.path, "sequence", g, rule, {"steps": len(plans)}),)
         return NodePlan(g, rule, steps, available - ctx.available | {self.name},
                         establishes=established - ctx.established, halting=halting, event=event,
                         releases=_releases(plans))

@@ -1,7 +1,8 @@
-"""Private centres of mixtures of spherical Gaussians (Algorithm D.5): ``gmm.centres``."""
+"""Private centres of mixtures of spherical Gaussians: ``gmm.centres`` (Algorithm D.5),
+``gmm.neighbourhood`` and ``gmm.projected`` (any dimension)."""
 
-from . import estimators
+from . import estimators, projected
 from .calibration import Calibration, Tuning, calibrate, useful_n
 from .model import centre_error, sample_mixture
 
-__all__ = ["Calibration", "Tuning", "calibrate", "centre_error", "estimators", "sample_mixture", "useful_n"]
+__all__ = ["Calibration", "Tuning", "calibrate", "centre_error", "estimators", "projected", "sample_mixture", "useful_n"]

@@ -200,22 +200,37 @@ def calibrate(n: int, d: int, k: int, separation: float, epsilon: float, delta: 
 
 
 def useful_n(d: int, k: int, separation: float, epsilon: float, delta: float, sigma: float = 1.0,
-             tuning: Tuning = Tuning(), method: str = "membership", limit: float = 1e15) -> int | None:
-    """Smallest n at which ``calibrate(...).useful``, rounded up to 2 significant digits (so the
-    returned n is useful); None beyond ``limit``. Bad parameters are refused up front: in the
-    search, a ValueError only means "this n cannot meet the budget"."""
+             tuning: Tuning = Tuning(), method: str = "membership", limit: float = 1e15,
+             radius: float | None = None) -> int | None:
+    """Smallest n at which the calibration is useful, rounded up to 2 significant digits (so the
+    returned n is useful); None beyond ``limit``. ``method``: "membership" (gmm.centres),
+    "neighbourhood" (gmm.neighbourhood) or "projected" (gmm.projected, which needs its public
+    ``radius`` and ignores ``tuning``). Bad parameters are refused up front: in the search, a
+    ValueError only means "this n cannot meet the budget"."""
     _validate.integer("d", d, minimum=1)
     _validate.integer("k", k, minimum=1)
     for name, value in (("separation", separation), ("sigma", sigma), ("epsilon", epsilon), ("limit", limit)):
         _validate.positive(name, value)
     _validate.probability("delta", delta, low_open=True)
     _check_tuning(tuning)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method == "projected":
+        from .projected import calibrate as calibrate_projected  # it imports this package's modules
+
+        radius = _validate.positive("radius", radius) if radius is not None else None
+        if radius is None:
+            raise ValueError("method='projected' needs the public radius of the data's ball")
+
+        def calibration(n: int):
+            return calibrate_projected(n, d, k, separation, epsilon, delta, radius, sigma)
+    elif method in METHODS:
+        def calibration(n: int):
+            return calibrate(n, d, k, separation, epsilon, delta, sigma, tuning, method)
+    else:
+        raise ValueError(f"method must be one of {(*METHODS, 'projected')}, got {method!r}")
 
     def useful(n: int) -> bool:
         try:
-            return calibrate(n, d, k, separation, epsilon, delta, sigma, tuning, method).useful
+            return calibration(n).useful
         except ValueError:
             return False
     low, high = max(2 * k, 16), max(2 * k, 16)

@@ -1,0 +1,103 @@
+"""One private Lloyd step's query: per-cluster sums of clipped offsets and the cluster sizes.
+
+Every point x is assigned to its nearest public centre a_j (or, for the map-back step, to the
+nearest centre of a projection of x), its offset x − a_j is clipped to length ``clip``, and the
+query answers the vector z = [S_1, …, S_k, clip·N_1, …, clip·N_k] of k(d + 1) coordinates: the
+sums S_j of the clipped offsets and the counts N_j, scaled by ``clip``. Assignment and clipping
+are maps of each point alone, so when one point changes from x to x' (ReplaceOne) only the terms
+of that point change: in one cluster S_j moves by at most 2·clip; between clusters a ≠ b, S_a
+and S_b by at most clip each and the scaled counts by clip each, so ||z − z'|| <= sqrt(4)·clip
+either way. Scaling the counts by ``clip`` is what makes them free: the counts cost nothing the
+sums do not already pay (docs/proofs.md, "gmm.projected").
+
+``step_sensitivity`` adds what floating point can add to that bound on every input: the length of
+a computed clipped offset, the rounding of the sums in any order and of clip·N.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: unit roundoff of a double
+UNIT_ROUNDOFF = 2.0**-53
+#: covers the rounding of evaluating the bound itself in doubles (a few ulps)
+EVALUATION = 1 + 2.0**-40
+#: most points a step accepts: n·u stays far below 1, so the summation bound γ_n is finite
+MAX_POINTS = 10**9
+
+
+def gamma(m: int) -> float:
+    """γ_m = m·u/(1 − m·u): the relative error bound of m floating-point operations (Higham §3.1)."""
+    return m * UNIT_ROUNDOFF / (1 - m * UNIT_ROUNDOFF)
+
+
+def step_sensitivity(n: int, d: int, clip: float) -> float:
+    """ℓ2-sensitivity of the computed ``clipped_sums`` of n points in R^d, rounding included.
+
+    A computed clipped offset is at most b = clip·(1 + γ_{2d+10}) long (d squares summed, a square
+    root, a division and a product); any summation order of at most n such vectors errs by at most
+    γ_n·n·b in ℓ2 (Higham Lemma 4.1, coordinatewise), and each clip·N_j by u·clip·N_j. Exact answers
+    on neighbours differ by at most 2b, so the computed ones by 2(b + n·γ_n·b + u·clip·n).
+    """
+    if n > MAX_POINTS:
+        raise ValueError(f"a Lloyd step takes at most {MAX_POINTS:.0e} points, got n={n}")
+    length = clip * (1 + gamma(2 * d + 10))
+    bound = 2.0 * (length + n * gamma(n) * length + UNIT_ROUNDOFF * clip * n) * EVALUATION
+    if not math.isfinite(bound):
+        raise ValueError(f"clip radius {clip:g} is too large: its sensitivity overflows; rescale the data")
+    return bound
+
+
+def nearest(points: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """Index of the nearest centre for every point (ties to the lower index): a map of each point."""
+    scores = (centres * centres).sum(axis=1)[None, :] - 2.0 * (points @ centres.T)
+    return np.argmin(scores, axis=1)
+
+
+def clipped_sums(points: np.ndarray, labels: np.ndarray, anchors: np.ndarray, clip: float) -> np.ndarray:
+    """z = [S_1, …, S_k, clip·N_1, …, clip·N_k] (module doc), S_j = Σ_{labels = j} clip(x − a_j)."""
+    k, d = anchors.shape
+    offsets = points - anchors[labels]
+    lengths = np.sqrt(np.einsum("ij,ij->i", offsets, offsets))
+    offsets *= (clip / np.maximum(lengths, clip))[:, None]
+    sums = np.zeros((k, d))
+    for j in range(k):
+        sums[j] = offsets[labels == j].sum(axis=0)
+    counts = np.bincount(labels, minlength=k).astype(float)
+    return np.concatenate([sums.ravel(), clip * counts])
+
+
+def centres_from(noisy: np.ndarray, anchors: np.ndarray, clip: float) -> np.ndarray:
+    """The new centres a_j + S̃_j / max(Ñ_j, 1) from a noisy z (post-processing); the floor 1 keeps
+    an empty or negative noisy count from dividing by zero or flipping the step."""
+    k, d = anchors.shape
+    sums = np.asarray(noisy[: k * d], dtype=float).reshape(k, d)
+    counts = np.asarray(noisy[k * d:], dtype=float) / clip
+    return anchors + sums / np.maximum(counts, 1.0)[:, None]
+
+
+def weighted_kmeans(points: np.ndarray, weights: np.ndarray, k: int, seed: int, restarts: int = 10,
+                    iterations: int = 30) -> np.ndarray:
+    """k centres of weighted points by k-means++ seeding and Lloyd's iterations, the best of
+    ``restarts`` (post-processing of released cells: the coins come from the public ``seed``)."""
+    rng = np.random.default_rng(seed)
+    best, best_cost = None, math.inf
+    for _ in range(restarts):
+        chosen = [points[rng.choice(len(points), p=weights / weights.sum())]]
+        for _ in range(1, k):
+            gaps = ((points[:, None, :] - np.array(chosen)[None]) ** 2).sum(axis=-1).min(axis=1)
+            mass = weights * gaps
+            chosen.append(points[rng.choice(len(points), p=mass / mass.sum())])
+        centres = np.array(chosen)
+        for _ in range(iterations):
+            labels = nearest(points, centres)
+            for j in range(k):
+                members = labels == j
+                if members.any():
+                    centres[j] = np.average(points[members], axis=0, weights=weights[members])
+        cost = float((weights * ((points - centres[nearest(points, centres)]) ** 2).sum(axis=1)).sum())
+        if cost < best_cost:
+            best, best_cost = centres, cost
+    return best
