@@ -77,6 +77,17 @@ def test_one_changed_point_moves_the_computed_sums_by_at_most_the_stated_sensiti
     assert np.linalg.norm(first - second) == pytest.approx(4.0)
 
 
+def test_a_centre_never_moves_farther_than_its_clip_radius():
+    """The mean of offsets clipped to r lies in the r-ball, so the noisy mean is projected onto it
+    (post-processing that only brings it closer): an empty cluster's noise over a floor of one
+    count must not throw its centre far outside the data."""
+    anchors = np.array([[0.0, 0.0], [10.0, 0.0]])
+    noisy = np.array([300.0, -400.0, 2.0, 1.0, 0.3 * 5.0, 40 * 5.0])  # cluster 0 is empty: count 0.3
+    centres = lloyd.centres_from(noisy, anchors, 5.0)
+    assert np.linalg.norm(centres[0] - anchors[0]) == pytest.approx(5.0)
+    assert np.allclose(centres[1], [10.0 + 2.0 / 40, 1.0 / 40])  # a populated cluster is untouched
+
+
 def test_the_projection_of_every_other_point_is_computed_bit_for_bit_alike():
     """The histogram and the map-back need the projection to be a map of each point: changing one
     row must leave the other rows' projected values identical (BLAS blocks by shape, not values)."""

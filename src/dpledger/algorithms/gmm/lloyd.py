@@ -70,12 +70,16 @@ def clipped_sums(points: np.ndarray, labels: np.ndarray, anchors: np.ndarray, cl
 
 
 def centres_from(noisy: np.ndarray, anchors: np.ndarray, clip: float) -> np.ndarray:
-    """The new centres a_j + S̃_j / max(Ñ_j, 1) from a noisy z (post-processing); the floor 1 keeps
-    an empty or negative noisy count from dividing by zero or flipping the step."""
+    """The new centres a_j + m_j from a noisy z (post-processing): m_j = S̃_j / max(Ñ_j, 1), projected
+    onto the ball of radius ``clip``. The mean of offsets clipped to ``clip`` lies in that ball, so
+    the projection only brings m_j closer to it; the floor 1 keeps an empty or negative noisy
+    count from dividing by zero, and the projection keeps its noise from throwing the centre away."""
     k, d = anchors.shape
     sums = np.asarray(noisy[: k * d], dtype=float).reshape(k, d)
     counts = np.asarray(noisy[k * d:], dtype=float) / clip
-    return anchors + sums / np.maximum(counts, 1.0)[:, None]
+    moves = sums / np.maximum(counts, 1.0)[:, None]
+    lengths = np.sqrt(np.einsum("ij,ij->i", moves, moves))
+    return anchors + moves * (clip / np.maximum(lengths, clip))[:, None]
 
 
 def weighted_kmeans(points: np.ndarray, weights: np.ndarray, k: int, seed: int, restarts: int = 10,

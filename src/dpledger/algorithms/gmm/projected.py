@@ -26,6 +26,7 @@ import math
 
 import attrs
 import numpy as np
+from scipy import stats
 
 from ... import _validate
 from ...accountant.rdp import budget_rho
@@ -99,8 +100,16 @@ class Calibration:
 
     @property
     def projected_gap(self) -> float:
-        """Typical distance Δ·sqrt(d*/d) of two centres after the projection, in units of σ."""
-        return self.separation * math.sqrt(self.dimension / self.d) / self.sigma
+        """The closest of the k(k − 1)/2 projected gaps, in units of σ, at a level every pair exceeds
+        with probability at least 1/2 (union bound): a pair's squared gap shrinks by a
+        Beta(d*/2, (d − d*)/2) factor under a random orthonormal projection."""
+        if self.k == 1:
+            return math.inf
+        if self.dimension >= self.d:
+            return self.separation / self.sigma
+        level = 1.0 / (self.k * (self.k - 1))
+        shrink = float(stats.beta.ppf(level, self.dimension / 2, (self.d - self.dimension) / 2))
+        return self.separation * math.sqrt(shrink) / self.sigma
 
     def noise_error(self, step: Gaussian) -> float:
         """Typical distance σ·sqrt(d)/(n/k) a step's noise moves a centre of n/k points."""
@@ -117,7 +126,7 @@ class Calibration:
             out.append(f"a cluster's central cell expects {self.cell_count:.3g} rows, below {CELL_FACTOR:g}× the "
                        f"histogram's threshold {self.histogram.count_threshold:.3g}: runs are likely to halt")
         if self.projected_gap < WIDTH:
-            out.append(f"the projection shrinks the separation to about {self.projected_gap:.3g}σ < {WIDTH:g}σ, "
+            out.append(f"the projection may shrink the closest gap to {self.projected_gap:.3g}σ < {WIDTH:g}σ, "
                        "a cell: clusters may merge (raise dimension)")
         if self.noise_error(self.mapback) > MARGIN * self.sigma:
             out.append(f"the map-back noise moves a centre by about {self.noise_error(self.mapback):.3g}, beyond the "
