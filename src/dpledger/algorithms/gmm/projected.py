@@ -213,13 +213,17 @@ def projected_graph(cal: Calibration) -> Graph:
     """The whole graph for one calibration (module doc)."""
     matrix = projection(cal.d, cal.dimension, cal.seed)
     anchors = np.tile(np.asarray(cal.centre), (cal.k, 1))
+
+    def inside(centres: np.ndarray) -> np.ndarray:  # the public ball holds the data, hence their means
+        return anchors + lloyd.shortened(centres - anchors, cal.radius)
     rule = "ℓ2-sensitivity 2·clip(1 + rounding) of [sums of offsets clipped to {}, clip·counts] (docs/proofs.md)"
 
     def lloyd_step(t: int, clip: float, noise: Gaussian, before: str):
         return [release(f"lloyd_{t}_sums", noise, lambda data, **out: lloyd.clipped_sums(
                         clamped(data), lloyd.nearest(clamped(data), out[before]), out[before], clip),
                         uses=before, note=rule.format(f"r={clip:.4g} around the current centres")),
-                postprocess(f"lloyd_{t}", lambda **out: lloyd.centres_from(out[f"lloyd_{t}_sums"], out[before], clip),
+                postprocess(f"lloyd_{t}", lambda **out: inside(lloyd.centres_from(out[f"lloyd_{t}_sums"], out[before],
+                                                                                  clip)),
                             uses=(f"lloyd_{t}_sums", before))]
 
     steps = [release("mapback_sums", cal.mapback, lambda data, locate: lloyd.clipped_sums(
