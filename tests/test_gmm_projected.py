@@ -51,10 +51,10 @@ def test_the_plan_states_its_split_and_fits_the_budget():
                                                                            "lloyd_2_sums"]
 
 
-def _extreme_pair(rng, n=50, d=5, clip=0.5):
+def _extreme_pair(rng, scale, n=50, d=5):
     """Neighbours whose one changed point moves across clusters and to the clip's far side, among
-    points of wildly different scales: the worst case of the sensitivity bound."""
-    data = rng.standard_normal((n, d)) * np.exp(rng.uniform(-20, 20, (n, 1)))
+    points of wildly different scales around ``scale``: the worst case of the sensitivity bound."""
+    data = rng.standard_normal((n, d)) * scale * np.exp(rng.uniform(-60, 60, (n, 1)))
     other = data.copy()
     other[7] = -data[7] * 1e6
     return data, other
@@ -63,12 +63,47 @@ def _extreme_pair(rng, n=50, d=5, clip=0.5):
 @pytest.mark.parametrize("seed", range(5))
 def test_one_changed_point_moves_the_computed_sums_by_at_most_the_stated_sensitivity(seed):
     rng = np.random.default_rng(seed)
-    anchors = rng.standard_normal((3, 5))
-    for clip in (1e-3, 0.5, 1e3):
-        data, other = _extreme_pair(rng, clip=clip)
+    for clip in (lloyd.MIN_CLIP, 1e-60, 1e-3, 0.5, 1e3, 1e100):
+        anchors = rng.standard_normal((3, 5)) * clip
+        data, other = _extreme_pair(rng, clip)
         first, second = (lloyd.clipped_sums(x, lloyd.nearest(x, anchors), anchors, clip) for x in (data, other))
         gap = np.linalg.norm(first - second)
         assert gap <= lloyd.step_sensitivity(50, 5, clip)
+
+
+def test_a_clip_whose_squares_would_underflow_is_refused():
+    """Below MIN_CLIP an offset's squared length can round to 0 and leave it unclipped: at clip
+    1e-300 a point 1e-170 away kept its full length, 10^130 times the stated bound."""
+    with pytest.raises(ValueError, match="clip"):
+        lloyd.step_sensitivity(50, 5, 1e-300)
+    for name in ("radius", "sigma"):
+        with pytest.raises(ValueError, match=name):
+            calibrate(1000, 5, 2, 20.0, 2.0, 1e-6, **{"radius": 60.0, "sigma": 1.0, name: 1e-300})
+
+
+def test_the_plan_never_exceeds_the_requested_budget_not_even_by_one_ulp():
+    """δ split over the steps and summed back can land one ulp above δ (7% of random (δ, steps));
+    the first case below did, and an accountant with exactly that budget refused the run."""
+    rng = np.random.default_rng(0)
+    cases = [(4.0, 1.4962260116416028e-05, 5)] + [
+        (float(10 ** rng.uniform(-1, 2)), float(10 ** rng.uniform(-9, -4)), int(rng.integers(1, 13))) for _ in range(150)]
+    for epsilon, delta, steps in cases:
+        plan = dp.estimator("gmm.projected", epsilon=epsilon, delta=delta, k=3, n=1000, d=10, separation=20.0,
+                            radius=60.0, steps=steps).plan()
+        assert plan.guarantee.epsilon <= epsilon and plan.guarantee.delta <= delta, (epsilon, delta, steps)
+
+
+def test_a_caller_numpy_error_state_does_not_change_what_a_run_shows():
+    """Under np.seterr(under='raise') subnormal data raised inside the map back while normal data
+    ran: an error that depends on the data. Data-touching code runs under a fixed error state."""
+    graph = dp.estimator("gmm.projected", epsilon=4.0, delta=1e-6, k=1, n=400, d=3, separation=20.0, radius=60.0)
+    old = np.seterr(all="raise")
+    try:
+        endings = {graph.observe(graph.validate(np.full((400, 3), value)), np.random.default_rng(0))[1]
+                   for value in (1.0, 5e-324, 1e-200)}
+    finally:
+        np.seterr(**old)
+    assert endings == {""}
     # the bound is met: a point moved to the opposite side within one cluster moves S_j by 2·clip
     anchors = np.array([[0.0, 0.0], [100.0, 0.0]])
     data = np.array([[5.0, 0.0], [1.0, 1.0]])

@@ -102,11 +102,18 @@ def child_path(path: str, name: str) -> str:
     return f"{path}/{name}"
 
 
+#: numpy's floating-point error handling inside data-touching code, whatever the caller set: under
+#: ``np.seterr(under="raise")`` a subnormal input would otherwise raise where normal input runs.
+ERROR_STATE = {"divide": "warn", "over": "warn", "invalid": "warn", "under": "ignore"}
+
+
 def touching(path: str, fn: Callable, *args, **kwargs):
-    """``fn(*args, **kwargs)`` for code that touches data: any exception it raises (``Halt``
-    included) becomes a ``PrivacyError`` naming the step, because it depends on the data."""
+    """``fn(*args, **kwargs)`` for code that touches data, under numpy's default error state
+    (``ERROR_STATE``): any exception it raises (``Halt`` included) becomes a ``PrivacyError``
+    naming the step, because it depends on the data."""
     try:
-        return fn(*args, **kwargs)
+        with np.errstate(**ERROR_STATE):
+            return fn(*args, **kwargs)
     except PrivacyError:
         raise
     except Halt as halt:

@@ -24,8 +24,13 @@ import numpy as np
 UNIT_ROUNDOFF = 2.0**-53
 #: covers the rounding of evaluating the bound itself in doubles (a few ulps)
 EVALUATION = 1 + 2.0**-40
-#: most points a step accepts: n·u stays far below 1, so the summation bound γ_n is finite
-MAX_POINTS = 10**9
+#: most points a step accepts: the summation term n·γ_n of the sensitivity grows like n²u, 1% at
+#: n = 10^7 (and 2× at 10^8)
+MAX_POINTS = 10**7
+#: smallest clip radius accepted: below about 1e-154 an offset's squared length can round to 0 and
+#: leave it unclipped; from 1e-100 up, underflow moves a clipped offset by at most sqrt(d)·2^-1074,
+#: far inside the γ allowance (docs/proofs.md)
+MIN_CLIP = 1e-100
 
 
 def gamma(m: int) -> float:
@@ -43,6 +48,9 @@ def step_sensitivity(n: int, d: int, clip: float) -> float:
     """
     if n > MAX_POINTS:
         raise ValueError(f"a Lloyd step takes at most {MAX_POINTS:.0e} points, got n={n}")
+    if not clip >= MIN_CLIP:
+        raise ValueError(f"clip radius {clip:g} is below {MIN_CLIP:g}, where rounding could leave offsets unclipped; "
+                         "rescale the data")
     length = clip * (1 + gamma(2 * d + 10))
     bound = 2.0 * (length + n * gamma(n) * length + UNIT_ROUNDOFF * clip * n) * EVALUATION
     if not math.isfinite(bound):
@@ -112,6 +120,7 @@ def weighted_kmeans(points: np.ndarray, weights: np.ndarray, k: int, seed: int, 
             totals = members.sum(axis=1)
             moved = (members @ points) / np.maximum(totals, np.finfo(float).tiny)[:, None]
             centres = np.where(totals[:, None] > 0, moved, centres)
+        scores = squares[:, None] + (centres * centres).sum(axis=1)[None, :] - 2.0 * (points @ centres.T)
         cost = float((weights * np.maximum(scores.min(axis=1), 0.0)).sum())
         if cost < best_cost:
             best, best_cost = centres, cost

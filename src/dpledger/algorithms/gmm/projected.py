@@ -47,8 +47,9 @@ DIMENSION, WIDTH, MARGIN = 8, 4.0, 4.0
 #: Lloyd steps: two, so that a coarse centre the projection placed badly is repaired (one step
 #: leaves about 1 in 6 runs at d = 50 with error near 1; two cost about 7% in the median error).
 STEPS = 2
-#: Largest |a|, R and σ accepted: squared distances of clamped points stay finite.
-MAX_SCALE = 1e100
+#: Largest |a|, R and σ accepted: squared distances of clamped points stay finite; smallest R and
+#: σ: every clip radius stays at or above ``lloyd.MIN_CLIP``.
+MAX_SCALE, MIN_SCALE = 1e100, lloyd.MIN_CLIP
 #: A cluster's cell must expect this many times the histogram's threshold count to be "useful".
 CELL_FACTOR = 2.0
 #: Final noise error (per centre) below separation / USEFUL_RATIO is "useful" (as gmm.centres).
@@ -169,6 +170,10 @@ def calibrate(n: int, d: int, k: int, separation: float, epsilon: float, delta: 
         raise ValueError(f"centre must be a point of R^d (d={d}), got shape {centre.shape}")
     if max(radius, sigma, float(np.abs(centre).max())) > MAX_SCALE:
         raise ValueError(f"radius, sigma and centre must stay below {MAX_SCALE:g} in size; rescale the data")
+    for name, value in (("radius", radius), ("sigma", sigma)):
+        if value < MIN_SCALE:
+            raise ValueError(f"{name} must be at least {MIN_SCALE:g} (smaller clips could round to no clip); "
+                             "rescale the data")
     dimension = min(_validate.integer("dimension", dimension, minimum=1), d)
     steps = _validate.integer("steps", steps, minimum=1)
     seed = _validate.integer("seed", seed, minimum=0)
@@ -179,23 +184,35 @@ def calibrate(n: int, d: int, k: int, separation: float, epsilon: float, delta: 
     delta_g = delta - histogram.delta
     rho = budget_rho(epsilon - histogram.epsilon, delta_g) * (1 - 1e-8)  # room for the roundings
     shares = [mapback_share] + [(1 - mapback_share) / steps] * steps
+    per_step = _split(delta, histogram.delta, steps + 1)
 
     def gaussian(clip: float, share: float) -> Gaussian:
         sensitivity = lloyd.step_sensitivity(n, d, clip)
         noise = sensitivity * float(ROUNDING) / math.sqrt(2 * share * rho)
         check_exact_scale(noise, sensitivity, k * (d + 1), "raise epsilon or lower steps")
-        return Gaussian.from_sigma(noise, sensitivity=sensitivity, delta=delta_g / (steps + 1))
+        return Gaussian.from_sigma(noise, sensitivity=sensitivity, delta=per_step)
 
     calibration = {"mapback": gaussian(radius, shares[0]), "lloyd": [], "clips": []}
     previous = calibration["mapback"]
-    for share in shares[1:]:  # each clip covers a cluster (sqrt(d) + MARGIN)σ and 3× the last step's noise
-        clip = sigma * (math.sqrt(d) + MARGIN) + 3 * previous.sigma * math.sqrt(d) * k / n
+    for share in shares[1:]:
+        # each clip covers a cluster, (sqrt(d) + MARGIN)σ, and 3× the last step's noise error, but no
+        # more than the ball's diameter 2R: centres and data both lie in the ball
+        clip = min(sigma * (math.sqrt(d) + MARGIN) + 3 * previous.sigma * math.sqrt(d) * k / n, 2 * radius)
         previous = gaussian(clip, share)
         calibration["lloyd"].append(previous)
         calibration["clips"].append(clip)
     return Calibration(n=n, d=d, k=k, separation=separation, sigma=sigma, epsilon=epsilon, delta=delta,
                        radius=radius, centre=tuple(float(v) for v in centre), dimension=dimension, steps=steps,
                        seed=seed, histogram=histogram, rho=rho, **calibration)
+
+
+def _split(total: float, first: float, parts: int) -> float:
+    """The largest δ per part with first + parts·δ <= total as the plan adds them (math.fsum), so
+    that rounding never lands the plan's total an ulp above the budget."""
+    per = (total - first) / parts
+    while math.fsum([first, math.fsum([per] * parts)]) > total:
+        per = math.nextafter(per, 0.0)
+    return per
 
 
 def located(histogram, k: int, seed: int) -> np.ndarray:
