@@ -93,6 +93,7 @@ class Calibration:
     lloyd: tuple = attrs.field(converter=tuple)
     clips: tuple = attrs.field(converter=tuple)
     rho: float
+    mapback_share: float
 
     @property
     def cell_count(self) -> float:
@@ -203,7 +204,7 @@ def calibrate(n: int, d: int, k: int, separation: float, epsilon: float, delta: 
         calibration["clips"].append(clip)
     return Calibration(n=n, d=d, k=k, separation=separation, sigma=sigma, epsilon=epsilon, delta=delta,
                        radius=radius, centre=tuple(float(v) for v in centre), dimension=dimension, steps=steps,
-                       seed=seed, histogram=histogram, rho=rho, **calibration)
+                       seed=seed, histogram=histogram, rho=rho, mapback_share=mapback_share, **calibration)
 
 
 def _split(total: float, first: float, parts: int) -> float:
@@ -233,19 +234,21 @@ def projected_graph(cal: Calibration) -> Graph:
 
     def inside(centres: np.ndarray) -> np.ndarray:  # the public ball holds the data, hence their means
         return anchors + lloyd.shortened(centres - anchors, cal.radius)
-    rule = "ℓ2-sensitivity 2·clip(1 + rounding) of [sums of offsets clipped to {}, clip·counts] (docs/proofs.md)"
+    rule = ("ℓ2-sensitivity 2·clip(1 + rounding) of [sums of offsets clipped to {}, clip·counts] (docs/proofs.md); "
+            "{:.0%} of the refine steps' zCDP budget ρ = " + f"{cal.rho:.4g}")
+    lloyd_share = (1 - cal.mapback_share) / cal.steps
 
     def lloyd_step(t: int, clip: float, noise: Gaussian, before: str):
         return [release(f"lloyd_{t}_sums", noise, lambda data, **out: lloyd.clipped_sums(
                         clamped(data), lloyd.nearest(clamped(data), out[before]), out[before], clip),
-                        uses=before, note=rule.format(f"r={clip:.4g} around the current centres")),
+                        uses=before, note=rule.format(f"r={clip:.4g} around the current centres", lloyd_share)),
                 postprocess(f"lloyd_{t}", lambda **out: inside(lloyd.centres_from(out[f"lloyd_{t}_sums"], out[before],
                                                                                   clip)),
                             uses=(f"lloyd_{t}_sums", before))]
 
     steps = [release("mapback_sums", cal.mapback, lambda data, locate: lloyd.clipped_sums(
                      clamped(data), lloyd.nearest(clamped(data) @ matrix.T, locate), anchors, cal.radius),
-                     uses="locate", note=rule.format(f"R={cal.radius:.4g} around the public centre")),
+                     uses="locate", note=rule.format(f"R={cal.radius:.4g} around the public centre", cal.mapback_share)),
              postprocess("coarse", lambda mapback_sums: lloyd.centres_from(mapback_sums, anchors, cal.radius),
                          uses="mapback_sums")]
     for t, (clip, noise) in enumerate(zip(cal.clips, cal.lloyd), start=1):
@@ -254,7 +257,7 @@ def projected_graph(cal: Calibration) -> Graph:
     root = sequence(
         release("histogram", cal.histogram, lambda data: clamped(data) @ matrix.T,
                 note=f"the points projected by a public orthonormal {cal.dimension}×{cal.d} matrix (a map of "
-                     "each point)"),
+                     f"each point); {cal.verdict()}"),
         postprocess("locate", lambda histogram: located(histogram, cal.k, cal.seed), uses="histogram"),
         sequence(*steps, name="refine"),
         postprocess("centres", lambda **out: np.asarray(out[last]), uses=last),
