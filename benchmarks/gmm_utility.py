@@ -14,6 +14,8 @@ k-means and diffprivlib (issue 7 figures).
    output (step-6 noise radius below Δ/8), for several (k, d, Δ, ε).
 
 Run: python benchmarks/gmm_utility.py [--quick] [--render]. Writes results/gmm_utility.{json,md,png}.
+``gmm.projected`` (any dimension) has its own comparison, built on this one's baselines:
+benchmarks/gmm_highdim.py.
 """
 
 from __future__ import annotations
