@@ -86,7 +86,7 @@ def test_the_plan_never_exceeds_the_requested_budget_not_even_by_one_ulp():
     the first case below did, and an accountant with exactly that budget refused the run."""
     rng = np.random.default_rng(0)
     cases = [(4.0, 1.4962260116416028e-05, 5)] + [
-        (float(10 ** rng.uniform(-1, 2)), float(10 ** rng.uniform(-9, -4)), int(rng.integers(1, 13))) for _ in range(150)]
+        (float(10 ** rng.uniform(-1, 2)), float(10 ** rng.uniform(-9, -4)), int(rng.integers(1, 13))) for _ in range(30)]
     for epsilon, delta, steps in cases:
         plan = dp.estimator("gmm.projected", epsilon=epsilon, delta=delta, k=3, n=1000, d=10, separation=20.0,
                             radius=60.0, steps=steps).plan()
@@ -177,8 +177,8 @@ def test_a_lloyd_step_with_unscaled_counts_is_caught_and_the_step_itself_passes(
     from dpledger.testing import PrivacyViolation, assert_private
 
     pairs = strategies.replace_one_pairs(6, 6, d=2, low=-1.0, high=1.0)
-    settings = dict(relation=dp.ReplaceOne(), confidence=1 - 1e-6, samples=100_000, search_samples=20_000,
-                    max_examples=20)
+    settings = dict(relation=dp.ReplaceOne(), confidence=1 - 1e-6, samples=50_000, search_samples=10_000,
+                    max_examples=20)  # the bug certifies ε ≈ 1.85–1.98 against the claim 1 (seeds 2–8)
     assert_private(_lloyd_step(True), pairs, epsilon=1.0, delta=1e-3, seed=1, **settings)
     with pytest.raises(PrivacyViolation):
         assert_private(_lloyd_step(False), pairs, epsilon=1.0, delta=1e-3, seed=2, **settings)
