@@ -188,7 +188,7 @@ def test_a_lloyd_step_with_unscaled_counts_is_caught_and_the_step_itself_passes(
     (dict(n=999), r"\(n, d\) = \(999, 10\)"), (dict(d=11), r"\(n, d\) = \(1000, 11\)"),
     (dict(data="nan"), "NaN or inf"), (dict(separation=0.0), "separation"), (dict(separation=-1.0), "separation"),
     (dict(k=1001), "k <= n"), (dict(centre=np.zeros(3)), "centre"), (dict(radius=0.0), "radius"),
-    (dict(steps=0), "steps"), (dict(histogram_share=1.0), "histogram_share")])
+    (dict(steps=0), "steps"), (dict(steps=10**9), "steps"), (dict(histogram_share=1.0), "histogram_share")])
 def test_bad_input_is_refused_before_any_charge(change, message):
     data, _, _ = _mixture(1000, 10, 0)
     params = dict(epsilon=4.0, delta=1e-6, k=3, n=1000, d=10, separation=20.0, radius=60.0)

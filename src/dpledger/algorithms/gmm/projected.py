@@ -12,7 +12,8 @@ needs the ball). The graph, with every number fixed by ``calibrate`` before the 
       map back            assign by the nearest projected centre, clip x − a to R, release
                           [sums, R·counts] → coarse centres in R^d
       Lloyd 1…T           assign to the nearest current centre, clip x − c_j to r_t, release
-                          [sums, r_t·counts] → centres
+                          [sums, r_t·counts] → centres (each move kept within r_t, each centre
+                          within the ball: post-processing)
     total                 basic composition of locate and refine: (ε, δ)
 
 The projection, the assignments and the clips are maps of each point alone, so one changed point
@@ -47,6 +48,8 @@ DIMENSION, WIDTH, MARGIN = 8, 4.0, 4.0
 #: Lloyd steps: two, so that a coarse centre the projection placed badly is repaired (one step
 #: leaves about 1 in 6 runs at d = 50 with error near 1; two cost about 7% in the median error).
 STEPS = 2
+#: Most Lloyd steps accepted (past a few, each adds noise and repairs nothing).
+MAX_STEPS = 100
 #: Largest |a|, R and σ accepted: squared distances of clamped points stay finite; smallest R and
 #: σ: every clip radius stays at or above ``lloyd.MIN_CLIP``.
 MAX_SCALE, MIN_SCALE = 1e100, lloyd.MIN_CLIP
@@ -68,8 +71,7 @@ def central_cell_mass(width: float, dimension: int) -> float:
     """Expected share of a spherical Gaussian cluster (σ = 1) in the cell holding its centre, over
     the histogram's uniform offset: (E_U[Φ(w − U) − Φ(−U)])^{d*}, U ~ U[0, w] (a utility estimate)."""
     grid = (np.arange(2000) + 0.5) / 2000 * width
-    phi = np.vectorize(lambda x: 0.5 * math.erfc(-x / math.sqrt(2.0)))
-    return float(np.mean(phi(width - grid) - phi(-grid))) ** dimension
+    return float(np.mean(stats.norm.cdf(width - grid) - stats.norm.cdf(-grid))) ** dimension
 
 
 @attrs.frozen
@@ -177,6 +179,8 @@ def calibrate(n: int, d: int, k: int, separation: float, epsilon: float, delta: 
                              "rescale the data")
     dimension = min(_validate.integer("dimension", dimension, minimum=1), d)
     steps = _validate.integer("steps", steps, minimum=1)
+    if steps > MAX_STEPS:
+        raise ValueError(f"steps must be <= {MAX_STEPS} (each step takes a share of the budget), got {steps}")
     seed = _validate.integer("seed", seed, minimum=0)
     for name, share in (("histogram_share", histogram_share), ("mapback_share", mapback_share)):
         if not 0 < _validate.real(name, share) < 1:
