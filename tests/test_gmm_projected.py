@@ -188,7 +188,7 @@ def test_a_lloyd_step_with_unscaled_counts_is_caught_and_the_step_itself_passes(
     (dict(n=999), r"\(n, d\) = \(999, 10\)"), (dict(d=11), r"\(n, d\) = \(1000, 11\)"),
     (dict(data="nan"), "NaN or inf"), (dict(separation=0.0), "separation"), (dict(separation=-1.0), "separation"),
     (dict(k=1001), "k <= n"), (dict(centre=np.zeros(3)), "centre"), (dict(radius=0.0), "radius"),
-    (dict(steps=0), "steps"), (dict(steps=10**9), "steps"), (dict(histogram_share=1.0), "histogram_share")])
+    (dict(delta=0.02), r"pass delta < 0.01"), (dict(steps=0), "steps"), (dict(steps=10**9), "steps"), (dict(histogram_share=1.0), "histogram_share")])
 def test_bad_input_is_refused_before_any_charge(change, message):
     data, _, _ = _mixture(1000, 10, 0)
     params = dict(epsilon=4.0, delta=1e-6, k=3, n=1000, d=10, separation=20.0, radius=60.0)
@@ -218,3 +218,4 @@ def test_useful_n_is_where_the_weakness_notes_vanish():
     assert not calibrate(n // 2, 50, 3, 20.0, 4.0, 1e-6, 60.0).useful
     assert useful_n(50, 3, 20.0, 8.0, 1e-6, method="projected", radius=60.0) < n
     assert useful_n(1000, 3, 5.0, 4.0, 1e-6, method="projected", radius=60.0) is None  # projection merges them
+    assert "a larger n does not help" in calibrate(10**6, 1000, 3, 5.0, 4.0, 1e-7, 60.0).verdict()

@@ -149,6 +149,8 @@ class Calibration:
         if not weak:
             return (f"expected noise error per centre {self.final_error:.3g} "
                     f"({self.final_error / self.separation:.2g}× the separation)")
+        if self.projected_gap < WIDTH:  # no n helps: only the dimension or the separation
+            return "WEAK AT THESE PARAMETERS: " + "; ".join(weak) + "; a larger n does not help"
         return "WEAK AT THIS n: " + "; ".join(weak) + "; gmm.useful_n(..., method='projected') gives the n"
 
 
@@ -185,6 +187,9 @@ def calibrate(n: int, d: int, k: int, separation: float, epsilon: float, delta: 
     for name, share in (("histogram_share", histogram_share), ("mapback_share", mapback_share)):
         if not 0 < _validate.real(name, share) < 1:
             raise ValueError(f"{name} must be in (0, 1), got {share}")
+    if delta / 10 >= 1 / n:
+        raise ValueError(f"a tenth of delta goes to the histogram, which needs it below 1/n = {1 / n:.3g} "
+                         f"(Lemma A.13): pass delta < {10 / n:.3g}, got delta={delta:g}")
     histogram = HistogramLearner(histogram_share * epsilon, delta / 10, n, bin_width=WIDTH * sigma)
     delta_g = delta - histogram.delta
     rho = budget_rho(epsilon - histogram.epsilon, delta_g) * (1 - 1e-8)  # room for the roundings
