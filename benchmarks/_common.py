@@ -33,6 +33,22 @@ def quick_run(description: str) -> bool:
     return parser.parse_args().quick
 
 
+def options(name: str, description: str) -> tuple[bool, dict | None]:
+    """Parse ``--quick`` (a smoke run: ``description`` says what shrinks) and ``--render`` (only
+    redraw results/NAME.md and .png): (quick, the saved results without their machine, or None)."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help=description)
+    parser.add_argument("--render", action="store_true", help="only redraw the md and png from the existing json")
+    arguments = parser.parse_args()
+    if not arguments.render:
+        return arguments.quick, None
+    saved = json.loads((RESULTS / f"{name}.json").read_text())
+    saved.pop("machine")
+    return arguments.quick, saved
+
+
 def publish(name: str, data: dict, markdown: str, draw=None) -> None:
     """Write the results, draw ``results/NAME.png`` with ``draw(path)`` when given, print the table."""
     write(name, data, markdown)

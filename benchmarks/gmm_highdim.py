@@ -31,8 +31,6 @@ Run: python benchmarks/gmm_highdim.py [--quick] [--render]. Writes results/gmm_h
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from dataclasses import dataclass
 
@@ -45,7 +43,7 @@ from scipy.stats import special_ortho_group
 import dpledger as dp
 from dpledger.algorithms.gmm import centre_error, sample_mixture
 
-from _common import RESULTS, publish
+from _common import options, publish
 from gmm_utility import N_INIT, dp_kmeans, kmeans, synthetic_bound
 
 NAME = "gmm_highdim"
@@ -524,16 +522,11 @@ def run(config: dict) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="d = 2 and 50, two n, two ε, one seed, 10,000 embeddings")
-    parser.add_argument("--render", action="store_true", help="only redraw the md and png from the existing json")
-    arguments = parser.parse_args()
-    if arguments.render:
-        results = json.loads((RESULTS / f"{NAME}.json").read_text())
-        results.pop("machine")
-        finish(results)
+    quick, saved = options(NAME, "d = 2 and 50, two n, two ε, one seed, 10,000 embeddings")
+    if saved is not None:
+        finish(saved)
         return
-    config = configure(arguments.quick)
+    config = configure(quick)
     start = time.perf_counter()
     rows = run(config)
     finish({"estimator": ESTIMATOR, "available": available(), "delta": DELTA, "config": config, "rows": rows,

@@ -20,7 +20,6 @@ benchmarks/gmm_highdim.py.
 
 from __future__ import annotations
 
-import argparse
 import time
 import warnings
 
@@ -31,7 +30,7 @@ import dpledger as dp
 from dpledger.algorithms.gmm import calibrate, centre_error, sample_mixture, useful_n
 from dpledger.algorithms.gmm.calibration import USEFUL_RATIO
 
-from _common import RESULTS, publish
+from _common import options, publish
 
 DELTA = 1e-6
 EPSILONS = [0.5, 1, 2, 4, 8, 100, 1000]
@@ -292,18 +291,10 @@ def plot(panels, path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="two settings, one seed, two useful_n entries")
-    parser.add_argument("--render", action="store_true", help="only redraw the md and png from the existing json")
-    arguments = parser.parse_args()
-    if arguments.render:
-        import json
-
-        results = json.loads((RESULTS / "gmm_utility.json").read_text())
-        results.pop("machine")
-        finish(results)
+    quick, saved = options("gmm_utility", "two settings, one seed, two useful_n entries")
+    if saved is not None:
+        finish(saved)
         return
-    quick = arguments.quick
     seeds = 1 if quick else 3
     settings = SETTINGS[:2] if quick else SETTINGS
     useful_settings = [USEFUL[3], USEFUL[5]] if quick else USEFUL
