@@ -25,6 +25,7 @@ import attrs
 
 from ... import _validate
 from ...mechanisms import Gaussian, HistogramLearner
+from . import projected
 from .membership import accuracy_floor
 
 #: Subsampled-regime candidates for the number m of bad rows tolerated in S.
@@ -214,14 +215,12 @@ def useful_n(d: int, k: int, separation: float, epsilon: float, delta: float, si
     _validate.probability("delta", delta, low_open=True)
     _check_tuning(tuning)
     if method == "projected":
-        from .projected import calibrate as calibrate_projected  # it imports this package's modules
-
-        radius = _validate.positive("radius", radius) if radius is not None else None
         if radius is None:
             raise ValueError("method='projected' needs the public radius of the data's ball")
+        radius = _validate.positive("radius", radius)
 
         def calibration(n: int):
-            return calibrate_projected(n, d, k, separation, epsilon, delta, radius, sigma)
+            return projected.calibrate(n, d, k, separation, epsilon, delta, radius, sigma)
     elif method in METHODS:
         def calibration(n: int):
             return calibrate(n, d, k, separation, epsilon, delta, sigma, tuning, method)
