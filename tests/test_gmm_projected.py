@@ -10,7 +10,7 @@ import pytest
 
 import dpledger as dp
 from dpledger.algorithms.gmm import centre_error, lloyd, sample_mixture, useful_n
-from dpledger.algorithms.gmm.projected import calibrate, projection
+from dpledger.algorithms.gmm.projected import calibrate, located, projection
 from dpledger.audit import strategies
 
 
@@ -141,6 +141,16 @@ def test_the_located_centres_find_ten_separated_groups_of_cells():
         found = lloyd.weighted_kmeans(cells, rng.uniform(0.5, 1.5, len(cells)), 10, seed)
         nearest = np.linalg.norm(found[:, None] - centres[None], axis=-1).argmin(axis=1)
         assert len(set(nearest)) == 10, seed
+
+
+def test_the_located_centres_are_total_on_cells_that_coincide_in_floating_point():
+    """Released cells at the ±2^62 index clamp (points near ±1e300) differ as integers but not as
+    doubles: k-means++ found no mass to seed from and raised, an error after the charge."""
+    from dpledger.mechanisms.histogram import Histogram
+
+    cells = {(2**62 - j, 0): 0.25 for j in range(3)} | {(0, 0): 0.25}
+    centres = located(Histogram(cells, 4.0, 0.5), 4, 0)
+    assert centres.shape == (4, 2) and np.isfinite(centres).all()
 
 
 def test_the_projection_of_every_other_point_is_computed_bit_for_bit_alike():

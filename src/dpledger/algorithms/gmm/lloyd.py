@@ -43,7 +43,7 @@ def step_sensitivity(n: int, d: int, clip: float) -> float:
 
     A computed clipped offset is at most b = clip·(1 + γ_{2d+10}) long (d squares summed, a square
     root, a division and a product); any summation order of at most n such vectors errs by at most
-    γ_n·n·b in ℓ2 (Higham Lemma 4.1, coordinatewise), and each clip·N_j by u·clip·N_j. Exact answers
+    γ_n·n·b in ℓ2 (Higham §4.2, coordinatewise), and each clip·N_j by u·clip·N_j. Exact answers
     on neighbours differ by at most 2b, so the computed ones by 2(b + n·γ_n·b + u·clip·n).
     """
     if n > MAX_POINTS:
@@ -100,19 +100,25 @@ def weighted_kmeans(points: np.ndarray, weights: np.ndarray, k: int, seed: int, 
     in none; the cells are few (hundreds), so restarts are cheap."""
     rng = np.random.default_rng(seed)
     squares = (points * points).sum(axis=1)
+
+    def scores(centres: np.ndarray) -> np.ndarray:
+        return squares[:, None] + (centres * centres).sum(axis=1)[None, :] - 2.0 * (points @ centres.T)
+
+    def draw(mass: np.ndarray) -> np.ndarray:  # all mass on chosen points (cells equal as doubles): by weight
+        total = mass.sum()
+        return points[rng.choice(len(points), p=mass / total if total > 0 else weights / weights.sum())]
+
     best, best_cost = None, math.inf
     for _ in range(restarts):
-        centres = points[[rng.choice(len(points), p=weights / weights.sum())]]
+        centres = draw(weights)[None, :]
         gaps = ((points - centres[0]) ** 2).sum(axis=1)
         for _ in range(1, k):
-            mass = weights * gaps
-            chosen = points[rng.choice(len(points), p=mass / mass.sum())]
+            chosen = draw(weights * gaps)
             centres = np.vstack([centres, chosen])
             gaps = np.minimum(gaps, ((points - chosen) ** 2).sum(axis=1))
         labels = None
         for _ in range(iterations):
-            scores = squares[:, None] + (centres * centres).sum(axis=1)[None, :] - 2.0 * (points @ centres.T)
-            new = np.argmin(scores, axis=1)
+            new = np.argmin(scores(centres), axis=1)
             if labels is not None and np.array_equal(new, labels):
                 break
             labels = new
@@ -120,8 +126,7 @@ def weighted_kmeans(points: np.ndarray, weights: np.ndarray, k: int, seed: int, 
             totals = members.sum(axis=1)
             moved = (members @ points) / np.maximum(totals, np.finfo(float).tiny)[:, None]
             centres = np.where(totals[:, None] > 0, moved, centres)
-        scores = squares[:, None] + (centres * centres).sum(axis=1)[None, :] - 2.0 * (points @ centres.T)
-        cost = float((weights * np.maximum(scores.min(axis=1), 0.0)).sum())
+        cost = float((weights * np.maximum(scores(centres).min(axis=1), 0.0)).sum())
         if cost < best_cost:
             best, best_cost = centres, cost
     return best
