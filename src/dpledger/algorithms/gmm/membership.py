@@ -43,6 +43,8 @@ FEASIBLE_MARGIN = 1e-12
 _EPS = float(np.finfo(float).eps)
 
 
+#: ``representatives`` forms the offsets of about this many (point, coordinate) pairs at a time.
+BLOCK = 2**20
 #: Coordinates are clamped to ±LIMIT before anything else (module doc).
 LIMIT = 2.0**300
 
@@ -182,12 +184,16 @@ def representatives(points: np.ndarray, weights: np.ndarray, rows: np.ndarray, r
 
     ``clip_r`` caps each offset's length at the radius, so every term is provably at most r
     long whatever the rounding in the mask; the floor bounds the normaliser's Lipschitz constant.
+    Rows are computed in blocks of about ``BLOCK`` offsets (each row from its own offsets only).
     """
-    out = np.empty((len(rows), points.shape[1]))
-    for position, i in enumerate(rows):
-        a = weights[position]
-        offsets = points - points[i]
-        lengths = np.sqrt(np.einsum("ij,ij->i", offsets, offsets))
-        offsets *= (radius / np.maximum(lengths, radius))[:, None]
-        out[position] = points[i] + (a @ offsets) / max(a.sum(), floor)
+    n, d = points.shape
+    out = np.empty((len(rows), d))
+    size = max(1, BLOCK // max(n * d, 1))
+    for start in range(0, len(rows), size):
+        chosen, a = rows[start:start + size], weights[start:start + size]
+        offsets = points[None, :, :] - points[chosen][:, None, :]
+        lengths = np.sqrt(np.einsum("cjd,cjd->cj", offsets, offsets))
+        offsets *= (radius / np.maximum(lengths, radius))[..., None]
+        sums = np.einsum("cj,cjd->cd", a, offsets)
+        out[start:start + size] = points[chosen] + sums / np.maximum(a.sum(axis=1), floor)[:, None]
     return out
