@@ -61,9 +61,7 @@ from collections.abc import Callable
 
 import numpy as np
 import scipy.linalg
-from threadpoolctl import ThreadpoolController
-
-from .. import _validate
+from .. import _blas, _validate
 from .certified import CertifiedSolution
 
 __all__ = ["project_onto_elliptope"]
@@ -124,13 +122,12 @@ def project_onto_elliptope(
     if blas_threads is None:
         return _solve(Y, target, max_iterations, _eigh)
     blas_threads = _validate.integer("blas_threads", blas_threads, minimum=1)
-    controller = ThreadpoolController()
 
     def eigh(Y: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        with controller.limit(limits=blas_threads, user_api="blas"):
+        with _blas.limit(blas_threads):
             return _eigh(Y, y)
 
-    with controller.limit(limits=1, user_api="blas"):
+    with _blas.limit(1):
         return _solve(Y, target, max_iterations, eigh)
 
 

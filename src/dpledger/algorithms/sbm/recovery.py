@@ -23,9 +23,8 @@ import math
 
 import numpy as np
 import scipy.linalg
-from threadpoolctl import threadpool_limits
 
-from ... import _validate
+from ... import _blas, _validate
 from ...graph import postprocess, release, sequence
 from ...mechanisms import DiscreteLaplace, Exponential, Gaussian
 from ...stability import SolverError, certified_sensitivity
@@ -82,7 +81,7 @@ def leading_signs(upper: np.ndarray, n: int) -> np.ndarray:
     matrix = np.zeros((n, n))
     matrix[np.triu_indices(n, k=1)] = upper
     matrix = matrix + matrix.T
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _blas.limit(1):
         _, vector = scipy.linalg.eigh(matrix, subset_by_index=[n - 1, n - 1])
     return np.where(vector[:, 0] >= 0, 1, -1)
 
