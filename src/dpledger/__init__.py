@@ -7,7 +7,7 @@ charge with the rule that justified it.
 
 from .accountant import (Accountant, Ledger, LedgerEntry, Result, Schedule, absorb_failure, amplify_by_subsampling, compose,
                          compose_halting, group_privacy, post_process, privatised_input, random_partition)
-from .errors import BudgetExceeded, ConditionError, PrivacyError
+from .errors import BudgetExceeded, ConditionError, LedgerError, PrivacyError, RelationError
 from .graph import (Graph, Plan, absorb, conditional, estimator, estimators, group, halt_if, postprocess, private,
                     privatise, register, release, repeat, sequence, split, subsample, transform)
 from .guarantees import ApproxDP, PureDP
@@ -16,8 +16,8 @@ from .relations import AddRemoveOne, EdgeAdjacency, Relation, ReplaceOne
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accountant", "AddRemoveOne", "ApproxDP", "BudgetExceeded", "ConditionError", "EdgeAdjacency", "Graph", "Ledger",
-    "LedgerEntry", "Plan", "PrivacyError", "PureDP", "Relation", "ReplaceOne", "Result", "Schedule", "absorb", "absorb_failure",
+    "Accountant", "AddRemoveOne", "ApproxDP", "BudgetExceeded", "ConditionError", "EdgeAdjacency", "Graph", "Ledger", "LedgerError",
+    "LedgerEntry", "Plan", "PrivacyError", "PureDP", "Relation", "RelationError", "ReplaceOne", "Result", "Schedule", "absorb", "absorb_failure",
     "amplify_by_subsampling", "compose", "compose_halting", "conditional", "estimator", "estimators", "group",
     "group_privacy", "halt_if", "post_process", "postprocess", "private", "privatise", "privatised_input",
     "random_partition",

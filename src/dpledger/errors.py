@@ -11,3 +11,14 @@ class BudgetExceeded(PrivacyError):
 
 class ConditionError(PrivacyError):
     """A conditional step names a halting test that does not run before it (Lemma A.4)."""
+
+
+class RelationError(PrivacyError, ValueError):
+    """A charge, a ledger entry or a file names another neighbouring relation than the session's:
+    guarantees under different relations do not compose, so nothing was charged. The message names
+    both relations."""
+
+
+class LedgerError(PrivacyError):
+    """A ledger cannot be trusted for charging (e.g. a prepaid step of no charged schedule); it is
+    refused, and ``Accountant.inspect`` still reads it."""

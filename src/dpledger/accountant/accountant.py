@@ -24,13 +24,13 @@ import numpy as np
 
 from .. import _random
 from .. import guarantees as _g
-from ..errors import BudgetExceeded, PrivacyError
+from ..errors import BudgetExceeded, LedgerError, PrivacyError, RelationError
 from ..mechanisms.base import Mechanism
 from ..relations import Relation, check as check_relation, from_name
 from . import events as _events, filters as _filters
 from .ledger import Ledger, LedgerEntry
 from .cost import cost_of
-from .schedule import Schedule
+from .schedule import Schedule, declared as declared_schedule, declared_count
 from . import storage
 from .storage import MemoryStore, SQLiteStore
 
@@ -69,8 +69,10 @@ class Accountant:
              orders=None) -> "Accountant":
         """A durable accountant whose ledger is the SQLite file ``path`` (created if missing).
 
-        Reopening restores the spent budget and the ledger; a different budget or filter is
-        refused. Every charge is committed to the file before its step runs.
+        Reopening restores the spent budget and the ledger; a different budget, filter or relation
+        is refused, and so is a file whose entries mix relations or name a schedule it never charged
+        (``Accountant.inspect`` still reads it). Every charge is committed to the file before its
+        step runs.
         """
         self = cls.__new__(cls)
         budget = _g.check("budget", budget)
@@ -89,12 +91,16 @@ class Accountant:
         self.ledger = Ledger(store, summary=self.summary)
         self._lock = threading.RLock()
         self._total = rule.zero()
+        self._schedules: dict[str, list] = {}  # schedule name -> [its charge, prepaid steps recorded]
+        self._doubts: list[str] = []  # what ``inspect`` found that a charging accountant refuses
 
     @classmethod
     def inspect(cls, path) -> "Accountant":
         """A read-only, in-memory copy of the ledger file ``path``: its entries, filter, spent and
         remaining (for ``dpledger ledger show``). Files written before filters existed (schema 1)
-        are read under the basic filter, valid for any steps."""
+        are read under the basic filter, valid for any steps. A file that mixes relations or holds
+        prepaid steps of no charged schedule is read too, the latter priced at their own cost, and
+        its summary says so."""
         meta, entries = storage.read(path)
         budget = _g.from_dict(json.loads(meta["budget"]))
         spec = json.loads(meta["filter"]) if "filter" in meta else {"filter": "basic"}
@@ -102,13 +108,13 @@ class Accountant:
         self = cls(budget, spec["filter"], relation, orders=spec.get("orders"))
         for entry in entries:
             self._store.append(entry)
-        self._absorb(entries)
+        self._absorb(entries, strict=False)
         return self
 
     def summary(self) -> list[str]:
         """The budget, its filter, spent and remaining: the lines above a ledger's table."""
         return [f"budget {self.budget} under the {self.filter.name!r} filter ({self.filter.source})",
-                f"spent: {self.spent}", f"remaining: {self.remaining}"]
+                f"spent: {self.spent}", f"remaining: {self.remaining}", *self._doubts]
 
     # -- the budget ---------------------------------------------------------------------------
     @property
@@ -137,13 +143,16 @@ class Accountant:
 
     # -- charging -----------------------------------------------------------------------------
     def spend(self, name: str, what: _g.Guarantee | Mechanism, relation: Relation | None = None) -> LedgerEntry:
-        """Charge one adaptively chosen step (a guarantee or a mechanism) through the filter and
-        record it; raise before recording if it does not fit. Call this *before* running the step."""
+        """Charge one adaptively chosen step (a guarantee, a mechanism, a graph or its plan) through
+        the filter and record it; raise before recording if it does not fit. Call this *before*
+        running the step. A graph is charged under its own relation."""
         return self._charge(name, cost_of(what), relation)
 
     def plan(self, graph):
-        """The graph's total guarantee and step-by-step breakdown, computed without data."""
-        self._relation_for(graph.relation)
+        """The graph's total guarantee and step-by-step breakdown, computed without data; a graph
+        under another relation than the session's is refused (planning fixes nothing)."""
+        with self._lock:
+            self._relation_for(None, graph.relation)
         return graph.plan()
 
     def run(self, graph, data, rng: np.random.Generator | None = None, name: str | None = None) -> Result:
@@ -158,7 +167,7 @@ class Accountant:
         plan = self.plan(graph)
         data = graph.validate(data)
         rng = _random.generator(rng)
-        entry = self._charge(name or plan.name, cost_of(plan), graph.relation)
+        entry = self._charge(name or plan.name, cost_of(plan))
         return execute(graph, plan, data, rng, entry)
 
     def declare(self, name: str, steps, relation: Relation | None = None) -> Schedule:
@@ -167,49 +176,111 @@ class Accountant:
 
         ``steps``: ``(step name, mechanism | guarantee | graph[, times])`` in the order they will
         run. The steps compose tightly (``accountant.tight``: they are fixed before the data), and
-        the whole enters the filter as one step.
+        the whole enters the filter as one step. Its graphs must be private under the session's
+        relation; schedule names are unique in a ledger.
         """
-        schedule = Schedule.declared(self, name, steps)
-        entry = self._charge(name, schedule.cost, relation)
-        return schedule.started(entry)
+        items, cost = declared_schedule(name, steps)
+        entry = self._charge(name, cost, relation)
+        return Schedule(self, entry, items)
 
-    def _relation_for(self, relation: Relation | None) -> Relation:
+    def charged_schedule(self, entry: LedgerEntry) -> bool:
+        """Whether ``entry`` is the charge of a schedule this accountant recorded or read."""
         with self._lock:
-            if relation is None:
-                relation = self.relation
-            elif self.relation is None:
-                self.relation = check_relation("relation", relation)
-            elif relation != self.relation:
-                raise PrivacyError(
-                    f"this accountant charges under {self.relation}; a step under {relation} cannot be "
-                    "composed with it (use a separate accountant, or restate the step under the same relation)"
-                )
-            if relation is None:
-                raise PrivacyError(
-                    "name the neighbouring relation: Accountant(budget, relation=ReplaceOne()) or "
-                    "spend(..., relation=...)"
-                )
-            return relation
+            known = self._schedules.get(entry.name)
+            return known is not None and known[0] == entry
+
+    def _relation_for(self, *named: Relation | None) -> Relation:
+        """The relation a charge is made under: the one the step names (explicitly, or as its
+        graph's), which must agree with each other and with the session's; the session's when the
+        step names none. Changes nothing: only a recorded entry fixes the session's relation."""
+        stated = {check_relation("relation", r) for r in named if r is not None}
+        if len(stated) > 1:
+            raise RelationError(f"the step is named under {' and '.join(sorted(map(str, stated)))} at once: a graph is "
+                                "charged under its own relation. Nothing was charged.")
+        relation = next(iter(stated), self.relation)
+        if relation is None:
+            raise PrivacyError("name the neighbouring relation: Accountant(budget, relation=ReplaceOne()) or "
+                               "spend(..., relation=...)")
+        if self.relation is not None and relation != self.relation:
+            raise RelationError(
+                f"this accountant charges under {self.relation}; a step under {relation} cannot be composed with it "
+                "(use a separate accountant, or restate the step under the same relation). Nothing was charged.")
+        return relation
+
+    def _adopt(self, relation: Relation | None, where: str) -> None:
+        """Take the relation of a recorded charge (or of the ledger file) as the session's."""
+        if relation is None:
+            return
+        if self.relation is None:
+            self.relation = relation
+        elif relation != self.relation:
+            raise RelationError(f"{where} is under {relation}, but this ledger charges under {self.relation}: "
+                                "guarantees under different relations do not compose. Nothing was charged; "
+                                "Accountant.inspect reads the file.")
+
+    def _absorb(self, entries, strict: bool = True) -> None:
+        """Take in recorded entries (ours after a restart, or other processes'): price them, and check
+        that each is under the session's relation and that each prepaid step belongs to a schedule
+        charged before it, within its declared count. ``strict=False`` (``inspect``) reads a ledger
+        that fails a check, pricing such a step at its own cost, and notes why."""
+        where = getattr(self._store, "path", "the ledger")
+        for entry in entries:
+            try:
+                self._adopt(from_name(entry.relation), f"{where}: the charge {entry.name!r}")
+            except RelationError:
+                if strict:
+                    raise
+                self._doubt(f"MIXED RELATIONS: {where} mixes {self.relation} and {entry.relation} (charge "
+                            f"{entry.name!r}); its totals are a guarantee under neither")
+            price = self._price(entry)
+            if entry.prepaid is not None:
+                why = self._prepaid(entry)
+                if why is not None:
+                    if strict:
+                        raise LedgerError(f"{where}: {why}; refused for charging (Accountant.inspect reads it)")
+                    self._doubt(f"{why}: priced at its own cost")
+                    price = self.filter.price(entry.guarantee, _events.from_dict(entry.event))
+            if entry.mechanism == "schedule" and entry.prepaid is None:
+                if entry.name in self._schedules and strict:
+                    raise LedgerError(f"{where} charges two schedules named {entry.name!r}")
+                self._schedules[entry.name] = [entry, 0]
+            self._total = _add(self._total, price)
+
+    def _prepaid(self, entry: LedgerEntry) -> str | None:
+        """Count a prepaid step against its schedule; why it is not covered, or None."""
+        known = self._schedules.get(entry.prepaid)
+        if known is None:
+            return f"the step {entry.name!r} is recorded as prepaid by {entry.prepaid!r}, but no schedule of that name was charged before it"
+        declared = declared_count(known[0])
+        if known[1] >= declared:
+            return f"schedule {entry.prepaid!r} declared {declared} steps, and {entry.name!r} would be one more"
+        known[1] += 1
+        return None
+
+    def _doubt(self, line: str) -> None:
+        if line not in self._doubts:
+            self._doubts.append(line)
 
     def _price(self, entry: LedgerEntry):
         if entry.prepaid is not None:
             return self.filter.zero()
         return self.filter.price(entry.guarantee, _events.from_dict(entry.event))
 
-    def _absorb(self, entries) -> None:
-        for entry in entries:
-            if self.relation is None:
-                self.relation = from_name(entry.relation)
-            self._total = _add(self._total, self._price(entry))
-
-    def _charge(self, name, cost, relation, prepaid: str | None = None) -> LedgerEntry:
+    def _charge(self, name, cost, relation=None, prepaid: str | None = None) -> LedgerEntry:
         """Price ``cost`` through the filter (nothing for a step of a schedule paid in advance) and
-        append its entry, atomically; ``BudgetExceeded`` with nothing recorded if it does not fit."""
+        append its entry, atomically; ``BudgetExceeded`` with nothing recorded if it does not fit.
+        Every check runs inside the store's transaction, against what the store holds now."""
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         with self._lock, self._store.transaction() as others:
             self._absorb(others)
-            relation = self._relation_for(relation)
+            self._adopt(self._store.relation, getattr(self._store, "path", "the ledger"))
+            relation = self._relation_for(relation, cost.relation)
+            if cost.kind == "schedule" and name in self._schedules:
+                raise ValueError(f"a schedule named {name!r} was already charged in this ledger; name it differently. "
+                                 "Nothing was charged.")
+            if prepaid is not None and prepaid not in self._schedules:
+                raise LedgerError(f"no schedule named {prepaid!r} was charged here. Nothing was recorded.")
             price = self.filter.zero() if prepaid is not None else self.filter.price(cost.guarantee, cost.event)
             total = _add(self._total, price)
             if not self.filter.fits(total):
@@ -220,9 +291,8 @@ class Accountant:
                 )
             entry = LedgerEntry(name, cost.kind, str(relation), cost.guarantee, cost.rule, cost.params, cost.steps,
                                 _events.to_dict(cost.event), charged=self.filter.price_text(price), prepaid=prepaid)
-            self._store.set_relation(relation)
-            self._store.append(entry)
-            self._total = total
+            self._store.append(entry, relation)
+            self._absorb([entry])  # the session's relation, schedules and total, exactly as a re-read would
             return entry
 
     # -- export -------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ from . import events as _events
 @attrs.frozen
 class Cost:
     """A step as the accountant prices it: its (ε, δ) guarantee (what the basic filter charges), its
-    dp-accounting event (what the other filters charge), and what the ledger shows about it."""
+    dp-accounting event (what the other filters charge), what the ledger shows about it, and the
+    neighbouring relation it is private under when the step states one (a graph or a plan does)."""
 
     guarantee: _g.Guarantee
     event: Any
@@ -21,6 +22,7 @@ class Cost:
     params: dict = attrs.field(factory=dict)
     rule: str = ""
     steps: tuple = ()
+    relation: Any = None
 
 
 def cost_of(what) -> Cost:
@@ -31,7 +33,7 @@ def cost_of(what) -> Cost:
     if isinstance(what, Graph):
         what = what.plan()
     if isinstance(what, Plan):
-        return Cost(what.guarantee, what.event, "graph", {}, what.rule, what.steps)
+        return Cost(what.guarantee, what.event, "graph", {}, what.rule, what.steps, what.relation)
     if isinstance(what, Mechanism):
         return Cost(what.guarantee(), what.dp_event(), what.kind, what.params(), what.source)
     g = _g.check("what", what)

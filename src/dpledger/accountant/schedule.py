@@ -19,7 +19,7 @@ import dp_accounting
 
 from .. import _random, _validate
 from .. import guarantees as _g
-from ..errors import PrivacyError
+from ..errors import PrivacyError, RelationError
 from . import events as _events, rules as _rules, tight as _tight
 from .cost import Cost, cost_of
 from .ledger import LedgerEntry, PlanStep
@@ -81,36 +81,48 @@ class DeclaredStep:
     times: int
 
 
+def declared(name: str, steps) -> tuple[tuple[DeclaredStep, ...], Cost]:
+    """The declared steps and what the whole schedule costs (tight composition), before any charge.
+    The graphs among the steps must share one relation, which the schedule's cost then names."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
+    if isinstance(steps, (str, bytes)) or not hasattr(steps, "__iter__"):
+        raise TypeError(f"steps must be a list of (name, mechanism | guarantee | graph[, times]), got {steps!r}")
+    items = tuple(_declared_step(i, item) for i, item in enumerate(steps))
+    if not items:
+        raise ValueError(f"schedule {name!r} declares no steps")
+    relations = {s.cost.relation for s in items if s.cost.relation is not None}
+    if len(relations) > 1:
+        raise RelationError(f"schedule {name!r} declares graphs under {' and '.join(sorted(map(str, relations)))}: "
+                            "one session charges under one relation. Nothing was charged.")
+    parts = [self_composed(s.cost, s.times) for s in items]
+    event = parts[0][1] if len(parts) == 1 else dp_accounting.ComposedDpEvent([e for _, e in parts])
+    g = _tight.guarantee(event, _rules.compose(*(g for g, _ in parts)))
+    rule = "declared schedule, fixed in advance: tight composition (PLD / Rényi, dp-accounting)"
+    plan_steps = tuple(PlanStep(f"{name}/{s.name}", s.cost.kind, s.cost.guarantee, s.cost.rule,
+                                {**s.cost.params, "times": s.times}) for s in items)
+    return items, Cost(g, event, "schedule", {}, rule, plan_steps, next(iter(relations), None))
+
+
+def declared_count(entry: LedgerEntry) -> int:
+    """How many steps the schedule charged by ``entry`` declared (its steps' ``times``)."""
+    return sum(int(step.params.get("times", 1)) for step in entry.steps)
+
+
 class Schedule:
     """A declared schedule (``Accountant.declare``): paid in full when declared, its steps then run
     here in order, ``spend`` and ``run`` as on the accountant, each checked against its declared step
-    before it runs. Stopping early is allowed; nothing paid is refunded."""
+    before it runs. Stopping early is allowed; nothing paid is refunded.
 
-    def __init__(self, accountant, name: str, steps: tuple[DeclaredStep, ...], cost: Cost):
-        self._accountant, self.name, self.steps, self.cost = accountant, name, steps, cost
+    Only the accountant that recorded ``entry`` (the schedule's charge) can hold it: a schedule
+    never records a step that its declaration did not pay for."""
+
+    def __init__(self, accountant, entry: LedgerEntry, steps: tuple[DeclaredStep, ...]):
+        if not accountant.charged_schedule(entry):
+            raise PrivacyError(f"schedule {entry.name!r} was not charged by this accountant: declare it with "
+                               "Accountant.declare, which charges it in full first")
+        self._accountant, self.entry, self.name, self.steps = accountant, entry, entry.name, tuple(steps)
         self._position, self._done = 0, 0  # index of the current declared step, runs done of it
-        self.entry: LedgerEntry | None = None
-
-    @classmethod
-    def declared(cls, accountant, name: str, steps) -> "Schedule":
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"name must be a non-empty string, got {name!r}")
-        if isinstance(steps, (str, bytes)) or not hasattr(steps, "__iter__"):
-            raise TypeError(f"steps must be a list of (name, mechanism | guarantee | graph[, times]), got {steps!r}")
-        items = tuple(_declared_step(i, item) for i, item in enumerate(steps))
-        if not items:
-            raise ValueError(f"schedule {name!r} declares no steps")
-        parts = [self_composed(s.cost, s.times) for s in items]
-        event = parts[0][1] if len(parts) == 1 else dp_accounting.ComposedDpEvent([e for _, e in parts])
-        g = _tight.guarantee(event, _rules.compose(*(g for g, _ in parts)))
-        rule = "declared schedule, fixed in advance: tight composition (PLD / Rényi, dp-accounting)"
-        plan_steps = tuple(PlanStep(f"{name}/{s.name}", s.cost.kind, s.cost.guarantee, s.cost.rule,
-                                    {**s.cost.params, "times": s.times}) for s in items)
-        return cls(accountant, name, items, Cost(g, event, "schedule", {}, rule, plan_steps))
-
-    def started(self, entry: LedgerEntry) -> "Schedule":
-        self.entry = entry
-        return self
 
     @property
     def left(self) -> tuple[tuple[str, int], ...]:

@@ -1,8 +1,10 @@
 """Where the ledger lives: in memory, or in an SQLite file shared by processes.
 
-Both offer the same two operations to the accountant: ``transaction()`` (a context in which the
+Both offer the same operations to the accountant: ``transaction()`` (a context in which the
 budget check and the append are atomic, yielding the entries other writers added since this
-store last looked) and ``entries()``. The SQLite store makes the check-and-append one
+store last looked, with ``relation`` read afresh), ``append(entry, relation)`` and ``entries()``.
+A store never holds charges under two relations: ``append`` and ``set_relation`` refuse another
+relation than the one stored (``RelationError``). The SQLite store makes the check-and-append one
 ``BEGIN IMMEDIATE`` transaction, so several processes sharing a file can never overspend together,
 and commits the charge before the step runs, so a crash after it never loses it.
 """
@@ -17,6 +19,7 @@ import threading
 from typing import Iterator
 
 from .. import guarantees as _g
+from ..errors import RelationError
 from ..relations import Relation, from_name
 from .ledger import LedgerEntry
 
@@ -26,7 +29,10 @@ SCHEMA_VERSION = 2
 
 
 class MemoryStore:
-    """Entries in a list; the accountant's lock makes check-and-append atomic."""
+    """Entries in a list; the accountant's lock makes check-and-append atomic (the accountant
+    keeps the relation: nobody else writes here)."""
+
+    relation = None
 
     def __init__(self):
         self._entries: list[LedgerEntry] = []
@@ -36,16 +42,13 @@ class MemoryStore:
     def transaction(self) -> Iterator[list[LedgerEntry]]:
         yield []  # nobody else writes here
 
-    def append(self, entry: LedgerEntry) -> None:
+    def append(self, entry: LedgerEntry, relation: Relation | None = None) -> None:
         with self._lock:
             self._entries.append(entry)
 
     def entries(self) -> tuple[LedgerEntry, ...]:
         with self._lock:
             return tuple(self._entries)
-
-    def set_relation(self, relation: Relation) -> None:
-        pass
 
 
 class SQLiteStore:
@@ -89,7 +92,7 @@ class SQLiteStore:
                     )
             saved = from_name(stored["relation"]) if "relation" in stored else None
             if relation is not None and saved is not None and relation != saved:
-                raise ValueError(f"{self.path} charges under {saved}, not {relation}")
+                raise RelationError(f"{self.path} charges under {saved}, not {relation}")
             if saved is None and relation is not None:
                 db.execute("INSERT INTO meta VALUES ('relation', ?)", (str(relation),))
             return saved or relation
@@ -107,21 +110,35 @@ class SQLiteStore:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[list[LedgerEntry]]:
-        """Holds the file's write lock: yields entries written since we last looked."""
+        """Holds the file's write lock: yields entries written since we last looked, with
+        ``relation`` read again from the file (another process may have fixed it since)."""
         with self._write() as db:
+            self.relation = self._stored_relation()
             rows = db.execute("SELECT id, document FROM entries WHERE id > ? ORDER BY id", (self._seen,)).fetchall()
             if rows:
                 self._seen = rows[-1][0]
             yield [LedgerEntry.from_dict(json.loads(document)) for _, document in rows]
 
-    def append(self, entry: LedgerEntry) -> None:
-        """Inside ``transaction()``: the row is committed when the transaction ends."""
+    def _stored_relation(self) -> Relation | None:
+        row = self._connection.execute("SELECT value FROM meta WHERE key = 'relation'").fetchone()
+        return None if row is None else from_name(row[0])
+
+    def append(self, entry: LedgerEntry, relation: Relation) -> None:
+        """Inside ``transaction()``: the charge under ``relation`` (fixing the file's relation if it is
+        still open); the row is committed when the transaction ends."""
+        self.set_relation(relation)
         cursor = self._connection.execute("INSERT INTO entries (document) VALUES (?)", (json.dumps(entry.to_dict()),))
         self._seen = cursor.lastrowid
 
     def set_relation(self, relation: Relation) -> None:
-        """Inside ``transaction()``: persist the relation fixed by the first charge."""
-        self._connection.execute("INSERT OR IGNORE INTO meta VALUES ('relation', ?)", (str(relation),))
+        """Inside ``transaction()``: fix the file's relation, or check it is the one already fixed."""
+        stored = self._stored_relation()
+        if stored is None:
+            self._connection.execute("INSERT INTO meta VALUES ('relation', ?)", (str(relation),))
+        elif stored != relation:
+            raise RelationError(f"{self.path} charges under {stored}, not {relation}: guarantees under different "
+                                "relations do not compose. Nothing was charged.")
+        self.relation = relation
 
     def entries(self) -> tuple[LedgerEntry, ...]:
         with self._lock:

@@ -1,0 +1,157 @@
+"""What a ledger may hold: charges under one relation only, and prepaid steps only of a schedule
+that was charged. Each test reproduces a finding of the second privacy review."""
+
+import json
+import sqlite3
+
+import pytest
+
+import dpledger as dp
+from dpledger.accountant.storage import SQLiteStore
+from dpledger.mechanisms import Laplace
+from spending import entries
+
+BUDGET = dp.PureDP(1.0)
+STEP = dp.PureDP(0.5)
+
+
+def _graph(relation):
+    return dp.Graph(dp.release("s", Laplace(0.5), lambda x: 0.0), relation=relation)
+
+
+def _insert(path, entry: dp.LedgerEntry):
+    """An entry written past the accountant (an older dpledger, a hand-made file)."""
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO entries (document) VALUES (?)", (json.dumps(entry.to_dict()),))
+
+
+# --- finding 2: one durable ledger never sums charges made under different relations -----------
+
+def test_a_charge_under_another_relation_than_the_files_is_refused(tmp_path):
+    path = tmp_path / "l.sqlite"
+    early = dp.Accountant.open(path, BUDGET)  # opened before the relation was fixed
+    fixing = dp.Accountant.open(path, BUDGET, relation=dp.EdgeAdjacency())
+    with pytest.raises(dp.RelationError, match="edge-adjacency") as refusal:
+        early.spend("x", STEP, relation=dp.ReplaceOne())
+    assert "replace-one" in str(refusal.value) and entries(path) == 0
+    assert early.relation == dp.EdgeAdjacency()  # read from the file, inside the refused charge
+    fixing.spend("y", STEP)
+    early.spend("z", STEP)  # the file's relation, read inside the charge
+    assert [e.relation for e in fixing.ledger] == ["edge-adjacency"] * 2 == [e.relation for e in early.ledger]
+
+
+def test_an_absorbed_entry_under_another_relation_is_refused(tmp_path):
+    path = tmp_path / "l.sqlite"
+    acct = dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne())
+    acct.spend("a", STEP)
+    _insert(path, dp.LedgerEntry("foreign", "declared", "edge-adjacency", STEP, "declared guarantee"))
+    with pytest.raises(dp.RelationError, match="edge-adjacency"):
+        acct.spend("b", dp.PureDP(0.1))
+    assert acct.spent.epsilon == 0.5 and entries(path) == 2  # nothing added, the foreign entry not counted
+
+
+def test_a_file_that_mixes_relations_is_refused_for_charging_and_still_read(tmp_path):
+    path = tmp_path / "mixed.sqlite"
+    dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne()).spend("a", STEP)
+    _insert(path, dp.LedgerEntry("b", "declared", "edge-adjacency", STEP, "declared guarantee"))
+    with pytest.raises(dp.RelationError, match="replace-one.*edge-adjacency|edge-adjacency.*replace-one"):
+        dp.Accountant.open(path, BUDGET)
+    read = dp.Accountant.inspect(path)
+    assert len(read.ledger) == 2 and "mixes" in "\n".join(read.summary())
+
+
+def test_a_conflicting_relation_is_never_stored(tmp_path):
+    store = SQLiteStore(tmp_path / "s.sqlite", BUDGET, {"filter": "basic"}, dp.ReplaceOne())
+    with store.transaction():
+        with pytest.raises(dp.RelationError):
+            store.set_relation(dp.EdgeAdjacency())
+    assert SQLiteStore(tmp_path / "s.sqlite", BUDGET, {"filter": "basic"}, None).relation == dp.ReplaceOne()
+
+
+# --- finding 3: a graph is charged under its own relation, wherever it is charged ----------------
+
+def test_spend_and_declare_charge_a_graph_under_its_relation():
+    acct = dp.Accountant(BUDGET, relation=dp.ReplaceOne())
+    edges = _graph(dp.EdgeAdjacency())
+    with pytest.raises(dp.RelationError):
+        acct.spend("g", edges)
+    with pytest.raises(dp.RelationError):
+        acct.declare("s", [("g", edges)])
+    with pytest.raises(dp.RelationError):
+        acct.spend("g", edges.plan())
+    assert len(acct.ledger) == 0
+    fresh = dp.Accountant(BUDGET)
+    assert fresh.spend("g", edges).relation == "edge-adjacency" and fresh.relation == dp.EdgeAdjacency()
+    with pytest.raises(dp.RelationError):
+        fresh.spend("h", edges, relation=dp.ReplaceOne())  # an explicit relation that contradicts the graph's
+
+
+def test_a_schedule_runs_graphs_of_its_own_relation_only():
+    acct = dp.Accountant(dp.PureDP(2.0))
+    schedule = acct.declare("s", [("a", _graph(dp.ReplaceOne())), ("b", Laplace(0.5))], relation=dp.ReplaceOne())
+    with pytest.raises(dp.RelationError):
+        schedule.run(_graph(dp.EdgeAdjacency()), [0.0], name="a")
+    with pytest.raises(dp.RelationError):
+        acct.declare("t", [("a", _graph(dp.ReplaceOne())), ("b", _graph(dp.EdgeAdjacency()))])
+
+
+# --- finding 7: only a recorded entry fixes the session's relation -------------------------------
+
+@pytest.mark.parametrize("refused", ["over budget", "unpriceable", "bad name"])
+def test_a_refused_charge_leaves_the_relation_open(refused, tmp_path):
+    acct = dp.Accountant.open(tmp_path / "r.sqlite", dp.ApproxDP(1.0, 1e-6), "zcdp")
+    what, name, error = {"over budget": (dp.PureDP(1.2), "x", dp.BudgetExceeded),
+                         "unpriceable": (dp.ApproxDP(0.1, 1e-7), "x", dp.PrivacyError),
+                         "bad name": (STEP, "", ValueError)}[refused]
+    with pytest.raises(error):
+        acct.spend(name, what, relation=dp.EdgeAdjacency())
+    assert acct.relation is None
+    acct.plan(_graph(dp.EdgeAdjacency()))  # planning is no charge either
+    assert acct.relation is None
+    acct.spend("fits", dp.PureDP(0.1), relation=dp.ReplaceOne())
+    assert acct.relation == dp.ReplaceOne()
+    assert dp.Accountant.open(tmp_path / "r.sqlite", dp.ApproxDP(1.0, 1e-6), "zcdp").relation == dp.ReplaceOne()
+
+
+# --- finding 5: prepaid steps only of a schedule that was charged --------------------------------
+
+def test_no_schedule_records_steps_without_its_charge():
+    acct = dp.Accountant(dp.PureDP(1.0), relation=dp.ReplaceOne())
+    paid = acct.declare("paid", [("q", Laplace(0.5))])
+    other = dp.Accountant(dp.PureDP(1.0), relation=dp.ReplaceOne())
+    with pytest.raises(dp.PrivacyError, match="not charged"):
+        dp.Schedule(other, paid.entry, paid.steps)  # a schedule this accountant never charged
+    assert not hasattr(dp.Schedule, "declared")  # the reviewed back door: a schedule built without a charge
+    assert len(other.ledger) == 0 and other.spent.epsilon == 0
+
+
+def test_a_ledger_whose_prepaid_steps_name_no_schedule_is_refused(tmp_path):
+    path = tmp_path / "p.sqlite"
+    dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne()).spend("a", dp.PureDP(0.25))
+    for i in range(100):
+        _insert(path, dp.LedgerEntry(f"q{i}", "Laplace", "replace-one", dp.PureDP(1.0), "forged",
+                                     event={"dp_event": "EpsilonDeltaDpEvent", "epsilon": 1.0, "delta": 0.0},
+                                     prepaid="nowhere"))
+    with pytest.raises(dp.LedgerError, match="nowhere"):
+        dp.Accountant.open(path, BUDGET)
+    read = dp.Accountant.inspect(path)
+    assert read.spent.epsilon == 100.25  # priced at their own cost: a safe reading
+    assert "no schedule" in "\n".join(read.summary())
+
+
+def test_a_schedule_cannot_record_more_steps_than_it_declared(tmp_path):
+    path = tmp_path / "p.sqlite"
+    acct = dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne())
+    schedule = acct.declare("s", [("q", Laplace(0.5), 2)])
+    schedule.spend("q", Laplace(0.5))
+    for _ in range(3):  # one more than declared
+        _insert(path, dp.LedgerEntry("q", "Laplace", "replace-one", dp.PureDP(0.5), "forged", prepaid="s"))
+    with pytest.raises(dp.LedgerError, match="declared 2"):
+        dp.Accountant.open(path, BUDGET)
+
+
+def test_schedule_names_are_unique_in_a_ledger():
+    acct = dp.Accountant(BUDGET, relation=dp.ReplaceOne())
+    acct.declare("s", [("q", Laplace(0.25))])
+    with pytest.raises(ValueError, match="already"):
+        acct.declare("s", [("q", Laplace(0.25))])
