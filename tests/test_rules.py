@@ -107,3 +107,53 @@ def test_group_privacy_is_monotone_in_k(e, d, k):
 def test_rules_refuse_non_guarantees():
     with pytest.raises(TypeError, match="PureDP or ApproxDP"):
         dp.compose(PureDP(1), (1.0, 0.0))
+
+
+# --- second review, finding 9: what is not a sum is rounded up ------------------------------------
+
+def _exact(value) -> "mpmath.mpf":
+    import mpmath
+    return mpmath.mpf(value)
+
+
+def _at_least(computed: float, exact) -> bool:
+    from fractions import Fraction
+    import mpmath
+    return Fraction(computed) >= Fraction(mpmath.nstr(exact, 60, strip_zeros=False).replace(" ", ""))
+
+
+def _grid():
+    import itertools
+    epsilons = [1e-3, 0.1, 0.3, 1 / 3, 0.7, 1.0, 2.0, 5.0, 9.9]
+    deltas = [1e-12, 1e-9, 3e-7, 1e-6, 1e-5]
+    return list(itertools.product(epsilons, deltas))
+
+
+def test_group_privacy_amplification_and_privatised_input_round_up():
+    import mpmath
+
+    mpmath.mp.dps = 80
+    short = []
+    for e, d in _grid():
+        E, D = _exact(e), _exact(d)
+        for k in (2, 3, 7, 10):
+            if k * mpmath.exp((k - 1) * E) * D >= 0.5:
+                continue
+            g = dp.group_privacy(ApproxDP(e, d), k)
+            short += [("group ε", e, k)] * (not _at_least(g.epsilon, k * E))
+            short += [("group δ", e, d, k)] * (not _at_least(g.delta, k * mpmath.exp((k - 1) * E) * D))
+        for q in (1e-4, 0.01, 1 / 3, 0.3):
+            a = dp.amplify_by_subsampling(ApproxDP(e, d), q, dp.AddRemoveOne())
+            short += [("amplified ε", e, q)] * (not _at_least(a.epsilon, mpmath.log1p(_exact(q) * mpmath.expm1(E))))
+            short += [("amplified δ", d, q)] * (not _at_least(a.delta, _exact(q) * D))
+        for m in (1, 3, 8):
+            e2, d2 = e / 7, d / 3
+            E2, D2 = _exact(e2), _exact(d2)
+            group = m * mpmath.exp((m - 1) * E2) * D2
+            exact = min(D + mpmath.exp(E) * group, mpmath.exp(m * E2) * D + group)
+            if exact >= 0.5:
+                continue
+            p = dp.privatised_input(ApproxDP(e, d), ApproxDP(e2, d2), m)
+            short += [("privatised δ", e, d, m)] * (not _at_least(p.delta, exact))
+            short += [("privatised ε", e, m)] * (not _at_least(p.epsilon, E + m * E2))
+    assert not short, f"{len(short)} results below the exact value, e.g. {short[:5]}"

@@ -3,10 +3,16 @@
 They serve twice: to *plan* a mechanism graph before any data is touched, and to *explain* the
 ledger. Every function validates its arguments and returns a normal-form guarantee (``PureDP``
 when δ = 0). Tight (PLD) composition of Laplace/Gaussian events lives in ``accountant.pld``.
+
+Rounding: a sum of ε's or δ's is the exact sum rounded to the nearest double (``math.fsum``, the
+convention of every total in dpledger: docs/design.md, "Floating point"); everything else (a
+product, an exponential, a logarithm) is evaluated to 50 digits and rounded *up* (``_up``), so a
+stated guarantee is never below the exact value of its formula.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -14,6 +20,32 @@ from .. import _validate
 from ..errors import PrivacyError
 from ..guarantees import Guarantee, check, make
 from ..relations import AddRemoveOne, Relation, ReplaceOne
+
+
+@functools.cache
+def _context():
+    """A private mpmath context at 50 digits (never changed after creation, so threads share it)."""
+    import mpmath
+
+    context = mpmath.MPContext()
+    context.dps = 50
+    return context
+
+
+def _up(value) -> float:
+    """The smallest double at or above ``value``: an exact ``Fraction``, or an mpmath number computed
+    to 50 digits (whose error a relative 1e-40 covers); inf beyond the largest double."""
+    if isinstance(value, Fraction):
+        exact = value
+    else:
+        context = _context()
+        mantissa, exponent = context.mpf(value * (1 + context.mpf("1e-40"))).man_exp
+        exact = Fraction(mantissa) * (Fraction(2) ** exponent)
+    try:
+        result = float(exact)
+    except OverflowError:
+        return math.inf
+    return math.nextafter(result, math.inf) if Fraction(result) < exact else result
 
 
 def _all(gs) -> tuple[Guarantee, ...]:
@@ -65,24 +97,24 @@ def absorb_failure(g: Guarantee, gamma: float) -> Guarantee:
     return make(g.epsilon + 2.0 * gamma, delta)
 
 
-def _group_delta(k: int, epsilon: float, delta: float) -> float:
-    """k·e^{(k-1)ε}·δ, computed in logs so that a huge k or ε gives inf instead of an overflow."""
+def _group_delta(k: int, epsilon: float, delta: float):
+    """k·e^{(k-1)ε}·δ to 50 digits (an mpmath number; huge for a huge k or ε, never an overflow)."""
+    context = _context()
     if delta == 0:
-        return 0.0
-    if (k - 1) * epsilon < 700 and k < 2**1000:
-        return k * math.exp((k - 1) * epsilon) * delta
-    log_delta = math.log(k) + (k - 1) * epsilon + math.log(delta)
-    return math.exp(log_delta) if log_delta < 700 else math.inf
+        return context.zero
+    return context.mpf(k) * context.exp(context.mpf(k - 1) * context.mpf(epsilon)) * context.mpf(delta)
 
 
 def group_privacy(g: Guarantee, k: int) -> Guarantee:
     """Inputs k neighbour-steps apart: (kε, k·e^{(k-1)ε}·δ) (standard; Dwork & Roth Thm 2.2, δ form)."""
     g = check("g", g)
     k = _validate.integer("k", k, minimum=1)
-    delta = _group_delta(k, g.epsilon, g.delta)
+    if k == 1:
+        return g
+    delta = _up(_group_delta(k, g.epsilon, g.delta))
     if delta >= 1:
         raise ValueError(f"group privacy for k={k} gives delta {delta:.3g} >= 1: no guarantee")
-    return make(k * g.epsilon, delta)
+    return make(_up(k * Fraction(g.epsilon)), delta)
 
 
 def random_partition(*gs: Guarantee) -> Guarantee:
@@ -111,14 +143,13 @@ def privatised_input(gaussian: Guarantee, rest: Guarantee, m: int) -> Guarantee:
     m = _validate.integer("m", m, minimum=0)
     if m == 0:
         return g1
+    context = _context()
+    e1, d1, e2 = context.mpf(g1.epsilon), context.mpf(g1.delta), context.mpf(g2.epsilon)
     group_delta = _group_delta(m, g2.epsilon, g2.delta)
-    delta = min(
-        g1.delta + math.exp(min(g1.epsilon, 700.0)) * group_delta,
-        math.exp(min(m * g2.epsilon, 700.0)) * g1.delta + group_delta,
-    )
+    delta = _up(min(d1 + context.exp(e1) * group_delta, context.exp(m * e2) * d1 + group_delta))
     if delta >= 1:
         raise ValueError(f"privatised input with m={m} gives delta {delta:.3g} >= 1: no guarantee")
-    return make(g1.epsilon + m * g2.epsilon, delta)
+    return make(_up(Fraction(g1.epsilon) + m * Fraction(g2.epsilon)), delta)
 
 
 def amplify_by_subsampling(g: Guarantee, rate: float, relation: Relation) -> Guarantee:
@@ -137,4 +168,9 @@ def amplify_by_subsampling(g: Guarantee, rate: float, relation: Relation) -> Gua
             f"amplification by subsampling is proven for AddRemoveOne (Poisson) and ReplaceOne "
             f"(without replacement), not for {relation!r}"
         )
-    return make(math.log1p(q * math.expm1(g.epsilon)), q * g.delta)
+    if q == 1:
+        return g  # no subsampling
+    context = _context()
+    q_exact = context.mpf(q)
+    return make(_up(context.log1p(q_exact * context.expm1(context.mpf(g.epsilon)))),
+                _up(Fraction(q) * Fraction(g.delta)))
