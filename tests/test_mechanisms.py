@@ -187,3 +187,27 @@ def test_default_generator_is_os_seeded_and_ints_are_refused():
     assert a != b
     with pytest.raises(TypeError, match="default_rng"):
         Laplace(1.0).release(0.0, rng=42)
+
+
+# --- second review, finding 6: the exact sampler's limit is refused before any charge -------------
+
+def test_the_samplers_limit_is_refused_when_the_mechanism_is_built():
+    from dpledger.mechanisms import Gaussian, Laplace
+
+    laplace = Laplace(5e-4, sensitivity=1e6)
+    assert laplace.max_coordinates == 500_000  # 2^40 lattice steps at the finest lattice a D allows
+    laplace.sample(np.zeros(laplace.max_coordinates), np.random.default_rng(0))  # the largest it serves
+    with pytest.raises(ValueError, match="2\\^40"):
+        Laplace(5e-4, sensitivity=1e6, coordinates=500_001)
+    with pytest.raises(ValueError, match="2\\^40"):
+        Gaussian.from_sigma(1e10, coordinates=10**9)
+    with pytest.raises(ValueError, match="2\\^40"):
+        Laplace(1e-10)  # below about 1e-9 no lattice serves even a scalar
+    acct = dp.Accountant(dp.PureDP(1.0), relation=dp.ReplaceOne())
+    undeclared = dp.Graph(dp.release("v", Laplace(5e-4, sensitivity=1e6), lambda x: np.zeros(10**6)),
+                          relation=dp.ReplaceOne())
+    with pytest.raises(dp.PrivacyError, match="coordinates="):  # a bug after the charge, naming the fix
+        acct.run(undeclared, np.zeros(3), rng=np.random.default_rng(0))
+    declared = Laplace(0.5, sensitivity=1.0, coordinates=3)
+    with pytest.raises(ValueError, match="declared coordinates=3"):
+        declared.release(np.zeros(4), np.random.default_rng(0))

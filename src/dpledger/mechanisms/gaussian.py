@@ -34,8 +34,8 @@ from .. import _validate
 from ..guarantees import ApproxDP
 from . import exact
 from .base import delta_field, epsilon_field, sensitivity_field, shaped
-from .laplace import ROUNDING, _bound_field, _LatticeRelease, round_up
-from .lattice import RESOLUTION, spacing
+from .laplace import ROUNDING, _bound_field, _coordinates_field, _LatticeRelease, round_up
+from .lattice import RESOLUTION
 
 #: Relative precision of the noise multiplier's bisection (it is rounded up).
 _PRECISION = 1e-9
@@ -67,15 +67,6 @@ def noise_multiplier(epsilon: float, delta: float) -> float:
     return high
 
 
-def check_exact_scale(sigma: float, sensitivity: float, coordinates: int, remedy: str) -> None:
-    """Refuse, before any charge, noise the exact sampler cannot serve: more than 2^40 lattice steps
-    per coordinate for an answer of ``coordinates`` coordinates (``remedy`` says what to change)."""
-    steps = sigma / spacing(sensitivity, coordinates, 2)
-    if steps > exact.MAX_SCALE:
-        raise ValueError(f"the noise would span {steps:.3g} lattice steps per coordinate, above the exact sampler's "
-                         f"2^40: {remedy}")
-
-
 @attrs.frozen
 class Gaussian(_LatticeRelease):
     """(ε, δ)-DP for a real query of ℓ2-sensitivity Δ, float-safe: exact discrete Gaussian noise on
@@ -90,6 +81,7 @@ class Gaussian(_LatticeRelease):
     delta: float = delta_field()
     sensitivity: float = sensitivity_field()
     bound: float | None = _bound_field()
+    coordinates: int | None = _coordinates_field()
     sigma: float = attrs.field(init=False)
 
     @sigma.default
@@ -99,7 +91,7 @@ class Gaussian(_LatticeRelease):
 
     @classmethod
     def from_sigma(cls, sigma: float, sensitivity: float = 1.0, *, delta: float = 1e-6,
-                   bound: float | None = None) -> "Gaussian":
+                   bound: float | None = None, coordinates: int | None = None) -> "Gaussian":
         """The mechanism with noise ``sigma`` (in the query's units) for ℓ2-sensitivity ``sensitivity``.
 
         Filters and tight composition charge its zCDP bound (``dp_event``); ``delta`` only fixes the
@@ -111,7 +103,12 @@ class Gaussian(_LatticeRelease):
         epsilon = math.nextafter(_rdp_epsilon(float(z) * (1.0 - 1e-12), delta) * (1.0 + 1e-9), math.inf)
         mechanism = cls(epsilon, delta, sensitivity, bound)
         object.__setattr__(mechanism, "sigma", sigma)  # valid: the RDP ε of σ itself is at most epsilon
+        object.__setattr__(mechanism, "coordinates", coordinates)
+        mechanism.__attrs_post_init__()  # the sampler's limit for this σ
         return mechanism
+
+    def _noise(self) -> Fraction:
+        return Fraction(self.sigma)
 
     def guarantee(self) -> ApproxDP:
         return ApproxDP(self.epsilon, self.delta)
@@ -124,9 +121,9 @@ class Gaussian(_LatticeRelease):
 
     def params(self) -> dict:
         return {"epsilon": self.epsilon, "delta": self.delta, "sensitivity": self.sensitivity, "sigma": self.sigma,
-                "bound": self.bound}
+                "bound": self.bound, **({} if self.coordinates is None else {"coordinates": self.coordinates})}
 
     def _draw(self, value, rng, size):
-        lattice = self._lattice(value)  # σ/g <= 2048·(σ/Δ)·sqrt(D): within exact's limits below ~10^9 coordinates
+        lattice = self._lattice(value)  # σ/g <= 2^40 for every size up to max_coordinates
         t, m = exact.gaussian_parameters(Fraction(self.sigma) / Fraction(lattice.spacing))
         return lattice.values(lattice.round(value) + exact.discrete_gaussian(t, m, shaped(value.shape, size), rng))

@@ -6,6 +6,11 @@ exact discrete Laplace noise (Canonne, Kamath & Steinke 2020) is added in lattic
 g·(integer) is released. The lattice sensitivity Δ_L covers the rounding, so the guarantee is
 exactly the stated one for the values actually released (docs/proofs.md, "Lattice releases").
 Textbook floating-point versions are in ``textbook`` (explicit opt-in only).
+
+The exact samplers serve at most 2^40 lattice steps of noise per coordinate, and the lattice
+gets finer as the answer grows, so a mechanism serves answers of at most ``max_coordinates``
+coordinates. ``coordinates=D`` declares the answer's size: the mechanism then refuses, when it is
+built (before any charge), a D it cannot serve, and every answer must have D coordinates.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from ..guarantees import ApproxDP, PureDP
 from . import exact
 from .base import Mechanism, delta_field, epsilon_field, sensitivity_field, shaped
 from .discrete import DiscreteLaplace
-from .lattice import RESOLUTION, Lattice
+from .lattice import _SMALLEST_EXPONENT, RESOLUTION, Lattice
 
 
 def _bound_field():
@@ -51,11 +56,48 @@ def round_down(value: Fraction) -> float:
 ROUNDING = 1 + Fraction(2, RESOLUTION)
 
 
+def _coordinates_field():
+    return attrs.field(default=None, converter=lambda v: None if v is None else _validate.integer(
+        "coordinates", v, minimum=1))
+
+
 class _LatticeRelease(Mechanism):
-    """What the lattice mechanisms share: the answer, checked, as the array the noise is added to."""
+    """What the lattice mechanisms share: the answer's size, checked against what the exact sampler
+    serves, and the lattice for it. Subclasses define ``_noise`` (the noise's scale or σ in the
+    query's units) and the fields ``sensitivity``, ``bound``, ``coordinates``."""
+
+    def __attrs_post_init__(self):
+        most = self.max_coordinates
+        wanted = 1 if self.coordinates is None else self.coordinates
+        if wanted > most:
+            raise ValueError(
+                f"{type(self).__name__}: an answer of {wanted:,} coordinate(s) with this noise (scale "
+                f"{float(self._noise()):.4g}) and sensitivity {self.sensitivity:g} needs more than the exact sampler's "
+                f"2^40 lattice steps per coordinate (it serves at most {most:,}): raise epsilon, lower the sensitivity "
+                "or rescale the query")
+
+    @property
+    def max_coordinates(self) -> int:
+        """The largest answer size D the exact sampler serves: the lattice g·Z for D coordinates
+        (D·g <= Δ/1024 in ℓ1, sqrt(D)·g <= Δ/1024 in ℓ2) must keep noise/g <= 2^40 and g >= 2^-1074,
+        i.e. g at least g_min, the smallest power of two with both (exact rational arithmetic)."""
+        least = self._noise() / exact.MAX_SCALE
+        exponent = least.numerator.bit_length() - least.denominator.bit_length() - 1
+        while Fraction(2) ** exponent < least:
+            exponent += 1
+        g_min = Fraction(2) ** max(exponent, _SMALLEST_EXPONENT)
+        room = Fraction(self.sensitivity) / RESOLUTION / g_min
+        return min(math.floor(room if self.norm == 1 else room * room), 2**62)
 
     def _lattice(self, value: np.ndarray) -> Lattice:
-        return Lattice.for_query(self.sensitivity, max(value.size, 1), self.norm, self.bound)
+        size = max(value.size, 1)
+        if self.coordinates is not None and size != self.coordinates:
+            raise ValueError(f"the answer has {size} coordinates, not the declared coordinates={self.coordinates}")
+        if size > self.max_coordinates:
+            raise ValueError(f"the answer has {size:,} coordinates, more than this noise serves "
+                             f"({self.max_coordinates:,}); declare coordinates= so that this is refused before any "
+                             "charge, and raise epsilon or rescale the query")
+        return Lattice.for_query(self.sensitivity, size, self.norm, self.bound)
 
 
 @attrs.frozen
@@ -72,6 +114,7 @@ class Laplace(_LatticeRelease):
     epsilon: float = epsilon_field()
     sensitivity: float = sensitivity_field()
     bound: float | None = _bound_field()
+    coordinates: int | None = _coordinates_field()
     scale: float = attrs.field(init=False)
 
     @scale.default
@@ -79,11 +122,15 @@ class Laplace(_LatticeRelease):
         """The noise scale in the query's units, the same for every answer size."""
         return round_up(Fraction(self.sensitivity) * ROUNDING / Fraction(self.epsilon))
 
+    def _noise(self) -> Fraction:
+        return Fraction(self.scale)
+
     def guarantee(self) -> PureDP:
         return PureDP(self.epsilon)
 
     def params(self) -> dict:
-        return {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "scale": self.scale, "bound": self.bound}
+        return {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "scale": self.scale, "bound": self.bound,
+                **({} if self.coordinates is None else {"coordinates": self.coordinates})}
 
     def _draw(self, value, rng, size):
         lattice = self._lattice(value)
@@ -101,7 +148,7 @@ def _log_excess(shift: int, scale: Fraction, distance: int) -> float:
 
 
 @attrs.frozen
-class TruncatedLaplace(_LatticeRelease):
+class TruncatedLaplace(Mechanism):
     """(ε, δ)-DP one-sided noise for a scalar of sensitivity Δ (Lemma A.10's argument on the
     lattice): the rounded answer plus integer noise Z <= 0 with P(Z = z) ∝ exp(-|z - μ|/t),
     t >= Δ_L/ε for Δ_L = floor(Δ/g) + 1, and μ the integer closest to 0 for which

@@ -52,7 +52,7 @@ def steps_seven_to_nine(cal: Calibration):
     """Steps 7–9 on the privatised rows: private for one changed row (ReplaceOne)."""
     histogram = HistogramLearner(cal.epsilon_histogram, cal.delta_histogram, cal.subsample, bin_width=cal.bin_width)
     test = TruncatedLaplace(cal.epsilon_test, cal.delta_test, 1.0)
-    average = Gaussian(cal.epsilon_average, cal.delta_average, cal.average_sensitivity)
+    average = Gaussian(cal.epsilon_average, cal.delta_average, cal.average_sensitivity, coordinates=cal.k * cal.d)
     return sequence(
         release("histogram", histogram, lambda rows: rows),
         postprocess("bins", lambda histogram: bins.heaviest(histogram, cal.k), uses="histogram"),
@@ -66,7 +66,7 @@ def steps_seven_to_nine(cal: Calibration):
 
 def centres_graph(cal: Calibration) -> Graph:
     """The whole graph for one calibration (either method)."""
-    noise = Gaussian(cal.epsilon_noise, cal.delta_noise, cal.delta_v)
+    noise = Gaussian(cal.epsilon_noise, cal.delta_noise, cal.delta_v, coordinates=cal.subsample * cal.d)
     why = (f"Lemma B.1: Δ_W={cal.delta_w:.4g}" if cal.method == "membership"
            else "each neighbourhood average moves by <= 2r/A0")
     node = privatise(

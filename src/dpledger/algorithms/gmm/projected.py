@@ -35,7 +35,6 @@ from ...graph import Graph, postprocess, register, release, sequence
 from ...graph.nodes import Halt
 from ...mechanisms import Gaussian, HistogramLearner
 from ...mechanisms.base import checked_epsilon
-from ...mechanisms.gaussian import check_exact_scale
 from ...mechanisms.laplace import ROUNDING
 from ...relations import ReplaceOne
 from ..mean.parameters import input_check
@@ -199,8 +198,7 @@ def calibrate(n: int, d: int, k: int, separation: float, epsilon: float, delta: 
     def gaussian(clip: float, share: float) -> Gaussian:
         sensitivity = lloyd.step_sensitivity(n, d, clip)
         noise = sensitivity * float(ROUNDING) / math.sqrt(2 * share * rho)
-        check_exact_scale(noise, sensitivity, k * (d + 1), "raise epsilon or lower steps")
-        return Gaussian.from_sigma(noise, sensitivity=sensitivity, delta=per_step)
+        return Gaussian.from_sigma(noise, sensitivity=sensitivity, delta=per_step, coordinates=k * (d + 1))
 
     calibration = {"mapback": gaussian(radius, shares[0]), "lloyd": [], "clips": []}
     previous = calibration["mapback"]

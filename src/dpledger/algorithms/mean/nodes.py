@@ -55,7 +55,7 @@ def noisy_mean_mechanism(epsilon: float, radius: float, bound: float, n: int, di
             f"n={n} is too small for a meaningful answer: the Laplace noise alone has ℓ2 standard deviation "
             f"{noise_l2:.3g} > R={R:g} (outputting 0 would do better); need n >= {n * noise_l2 / R:.3g} "
             "at this ε and dimension")
-    return Laplace(epsilon, sensitivity=sensitivity, bound=bound)
+    return Laplace(epsilon, sensitivity=sensitivity, bound=bound, coordinates=dim)
 
 
 def clipped_mean(name: str, epsilon: float, R: float, n: int, dim: int, sigma: float, columns: str | None = None):

@@ -120,11 +120,11 @@ def weak_recovery(name: str, epsilon: float, delta: float, n: int, d: float | st
         return released_sensitivity(n, d_value, gamma, target)
 
     if uses:
-        noise = Gaussian(epsilon, delta, sensitivity=1.0)
+        noise = Gaussian(epsilon, delta, sensitivity=1.0, coordinates=n * (n - 1) // 2)
         query = lambda graph, **out: (certified_projection(graph, degree(out), gamma, target)  # noqa: E731
                                       / sensitivity(degree(out)))
     else:
-        noise = Gaussian(epsilon, delta, sensitivity=sensitivity(d))
+        noise = Gaussian(epsilon, delta, sensitivity=sensitivity(d), coordinates=n * (n - 1) // 2)
         query = lambda graph: certified_projection(graph, d, gamma, target)  # noqa: E731
     return sequence(
         release(f"{name}_matrix", noise, query, uses=uses, note=note),

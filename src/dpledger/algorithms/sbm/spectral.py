@@ -23,7 +23,6 @@ from ... import _validate
 from ...accountant.rdp import budget_rho
 from ...graph import postprocess, release, repeat, sequence
 from ...mechanisms import Gaussian
-from ...mechanisms.gaussian import check_exact_scale
 from ...mechanisms.laplace import ROUNDING
 
 #: unit roundoff of a double: every row sum of A·x is within γ_k·Σ|x_j| of the exact one
@@ -91,8 +90,7 @@ def power_method(name: str, epsilon: float, delta: float, n: int, iterations: in
     # the larger lattice allowance, the one the mechanism's own (ε, δ) uses: a single step's plan
     # states that (ε, δ), and it must fit the budget too (ρ's allowance is 1 + 1/RESOLUTION)
     sigma = sensitivity * float(ROUNDING) / math.sqrt(2 * rho)
-    check_exact_scale(sigma, sensitivity, n, "raise epsilon or lower iterations")
-    noise = Gaussian.from_sigma(sigma, sensitivity=sensitivity, delta=delta / iterations)
+    noise = Gaussian.from_sigma(sigma, sensitivity=sensitivity, delta=delta / iterations, coordinates=n)
     step = release(f"{name}_iterate", noise, lambda graph, **out: _product(graph, out[f"{name}_iterate"], clip),
                    uses=f"{name}_iterate",
                    note=f"ℓ2-sensitivity √2·c/√n·(1 + 2nγ_n) of A·x for the public x clipped to ±c/√n (c={clip:g})")
