@@ -445,8 +445,8 @@ def _integers_replaced(n: int, high: int):
 
 def _outlier_replaced(n: int):
     """(D, D'): n values in [0, 1], the first replaced by any value in [0, 10^7]."""
-    return st.tuples(strategies.datasets(n, n, 1, 0.0, 1.0), st.floats(0.0, 1e7)).map(
-        lambda drawn: (drawn[0][:, 0], np.concatenate([[drawn[1]], drawn[0][1:, 0]])))
+    return st.tuples(strategies.datasets(n, n, None, 0.0, 1.0), st.floats(0.0, 1e7)).map(
+        lambda drawn: (drawn[0], np.concatenate([[drawn[1]], drawn[0][1:]])))
 
 
 def _unit_moves(low: float, high: float):
@@ -465,16 +465,16 @@ def _counts(x):
 HYPOTHESIS_ZOO = {
     "laplace at half the scale": (
         functools.partial(_noisy_sum, scale=0.5), functools.partial(_noisy_sum, scale=1.0),
-        lambda: strategies.replace_one_pairs(1, 8, 1, 0.0, 1.0), dict(epsilon=1.0, relation=ReplaceOne())),
+        lambda: strategies.replace_one_pairs(1, 8, None, 0.0, 1.0), dict(epsilon=1.0, relation=ReplaceOne())),
     "sum of squares, sensitivity from the lower bound": (
         functools.partial(_sum_of_squares, scale=1.0), functools.partial(_sum_of_squares, scale=9.0),
-        lambda: strategies.replace_one_pairs(1, 8, 1, -1.0, 3.0), dict(epsilon=1.0, relation=ReplaceOne())),
+        lambda: strategies.replace_one_pairs(1, 8, None, -1.0, 3.0), dict(epsilon=1.0, relation=ReplaceOne())),
     "histogram with noise scale ε": (
         functools.partial(_histogram, bins=5, scale=0.5), functools.partial(_histogram, bins=5, scale=2.0),
         lambda: _integers_added(0, 4, 6), dict(epsilon=0.5, relation=AddRemoveOne())),
     "mean whose sensitivity uses the private count": (
         functools.partial(_mean, epsilon=1.0), functools.partial(_sum_and_count, epsilon=1.0),
-        lambda: strategies.add_remove_pairs(1, 6, 1, 0.0, 1.0), dict(epsilon=1.0, relation=AddRemoveOne())),
+        lambda: strategies.add_remove_pairs(1, 6, None, 0.0, 1.0), dict(epsilon=1.0, relation=AddRemoveOne())),
     "exponential mechanism missing the factor two": (
         functools.partial(_exponential_without_the_two, epsilon=1.0), Exponential(1.0).sample,
         lambda: strategies.score_pairs(2, 10), dict(epsilon=1.0)),
@@ -497,12 +497,12 @@ HYPOTHESIS_ZOO = {
     "classic Gaussian above ε = 1": (
         functools.partial(_classic_gaussian_sum, sigma=math.sqrt(2 * math.log(1.25 / 0.2)) / 8.0),
         functools.partial(_classic_gaussian_sum, sigma=TextbookGaussian(8.0, 0.2).sigma),
-        lambda: strategies.replace_one_pairs(2, 2, 1, 0.0, 1.0),
+        lambda: strategies.replace_one_pairs(2, 2, None, 0.0, 1.0),
         dict(epsilon=8.0, delta=0.2, relation=ReplaceOne(), samples=3_000_000, search_samples=20_000, max_examples=30)),
     "textbook floating-point Laplace on a count (low bits)": (
         dp.Graph(dp.release("count", TextbookLaplace(1.0), _rounded_sum), relation=ReplaceOne()),
         dp.Graph(dp.release("count", DiscreteLaplace(1.0), _rounded_sum), relation=ReplaceOne()),
-        lambda: strategies.replace_one_pairs(1, 5, 1, 0.0, 1.0), dict(samples=40_000)),
+        lambda: strategies.replace_one_pairs(1, 5, None, 0.0, 1.0), dict(samples=40_000)),
     "sparse vector without threshold noise": (
         functools.partial(_sparse_vector, epsilon=1.0, cutoff=1, threshold_noise=False), correct_sparse_vector,
         lambda: strategies.score_pairs(2, 20), dict(epsilon=1.0, samples=300_000, search_samples=10_000)),

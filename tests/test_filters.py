@@ -54,7 +54,7 @@ def test_the_gdp_filter_refuses_what_is_not_a_continuous_gaussian(step):
     with pytest.raises(dp.PrivacyError, match="'gdp' filter cannot account.*Nothing was charged"):
         acct.spend("x", step)
     with pytest.raises(dp.PrivacyError, match="'gdp' filter"):
-        acct.run(subsampled_gaussian(), np.zeros((10, 1)))  # subsampled: not exactly GDP
+        acct.run(subsampled_gaussian(), np.zeros(10))  # subsampled: not exactly GDP
     assert len(acct.ledger) == 0 and acct.spent.amounts == (0.0,)
 
 
@@ -83,7 +83,7 @@ def test_renyi_filter_admits_while_some_order_is_within_its_budget():
     admitted = 0
     with pytest.raises(dp.BudgetExceeded, match="'rdp' filter"):
         for _ in range(100_000):
-            acct.run(step, np.zeros((20, 1)))
+            acct.run(step, np.zeros(20))
             admitted += 1
     curve = rdp.curve(step.plan().event, orders)
     limits = [float(b) for b in acct.filter.limits]
@@ -99,7 +99,7 @@ def test_renyi_filter_is_never_tighter_than_fixed_rdp_accounting():
     dp-accounting's for the same steps fixed in advance."""
     acct = session(dp.ApproxDP(8.0, 1e-5), "rdp")
     for i in range(200):
-        acct.run(subsampled_gaussian(), np.zeros((20, 1)), name=f"step{i}")
+        acct.run(subsampled_gaussian(), np.zeros(20), name=f"step{i}")
     fixed = dp_accounting.rdp.RdpAccountant(orders=list(rdp.FILTER_ORDERS))
     fixed.compose(dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0)), 200)
     assert acct.spent.epsilon >= fixed.get_epsilon(1e-5)
@@ -134,7 +134,7 @@ def test_ten_thousand_interactive_subsampled_steps_under_the_renyi_filter():
     acct = session(dp.ApproxDP(50.0, 1e-5), "rdp")
     step = subsampled_gaussian(sigma=2.0)
     for i in range(10_000):
-        acct.run(step, np.zeros((4, 1)), name=f"s{i}")
+        acct.run(step, np.zeros(4), name=f"s{i}")
     assert len(acct.ledger) == 10_000 and acct.spent.epsilon < 50.0
 
 
@@ -182,4 +182,4 @@ def test_a_zcdp_session_admits_the_float_safe_gaussians_its_rho_allows():
     assert rdp.zcdp_epsilon(acct.filter.rho * (1 + 1e-6), 1e-6) > 4.887  # the largest ρ that fits
     acct.spend("pure", Laplace(1e-3))  # ε-DP is ε²/2-zCDP
     with pytest.raises(dp.PrivacyError, match="'zcdp' filter cannot account.*not a zCDP step"):
-        acct.run(subsampled_gaussian(), np.zeros((10, 1)))
+        acct.run(subsampled_gaussian(), np.zeros(10))

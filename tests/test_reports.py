@@ -23,10 +23,11 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 def _count(epsilon: float = 1.0, halt: bool = False) -> dp.Graph:
     """A Laplace count; with ``halt``, a test that always halts runs first."""
-    count = dp.release("count", Laplace(epsilon), lambda x: float(len(x)))
+    share = epsilon / 2 if halt else epsilon  # the plan must stay within the requested ε
+    count = dp.release("count", Laplace(share), lambda x: float(len(x)))
     if not halt:
         return dp.Graph(count, relation=dp.AddRemoveOne())
-    stop = dp.halt_if("stop", Laplace(epsilon), lambda x: float(len(x)), lambda value: True)
+    stop = dp.halt_if("stop", Laplace(share), lambda x: float(len(x)), lambda value: True)
     return dp.Graph(dp.sequence(stop, count, name="halting_count"), relation=dp.AddRemoveOne())
 
 

@@ -91,7 +91,7 @@ def _bad_inputs():
         "self-loop": (looped, "remove them with A.setdiag(0); A.eliminate_zeros()"),
         "non-square": (sp.csr_matrix((30, 31)), "must be a square adjacency matrix with n >= 2"),
         "one vertex": (sp.csr_matrix((1, 1)), "must be a square adjacency matrix with n >= 2"),
-        "n mismatch": (small_graph(31), "the graph has 31 vertices but the public parameter n=30"),
+        "n mismatch": (small_graph(31), "the graph has 31 vertices but this graph takes graphs on 30 vertices"),
         "non-finite": (not_finite, "NaN or inf; clean or clip the input first"),
     }
 

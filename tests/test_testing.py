@@ -23,7 +23,7 @@ from dpledger.relations import ReplaceOne
 from dpledger.testing import PrivacyViolation, assert_private
 
 CONFIDENCE = 1 - 1e-6
-ROWS = strategies.replace_one_pairs(1, 10, 1, 0.0, 1.0)  # sums over [0, 1]^n, n up to 10
+ROWS = strategies.replace_one_pairs(1, 10, None, 0.0, 1.0)  # sums over [0, 1]^n, n up to 10
 
 
 def noisy_sum(data, rng, size=None, *, scale=1.0):
@@ -97,7 +97,7 @@ PROGRAM = textwrap.dedent("""
     def noisy_sum(data, rng, size=None):
         seen.append(np.asarray(data).round(12).tolist())
         return float(np.clip(data, 0, 1).sum()) + rng.laplace(0.0, 1.0, size)
-    report = assert_private(noisy_sum, strategies.replace_one_pairs(1, 6, 1, 0.0, 1.0), epsilon=1.0,
+    report = assert_private(noisy_sum, strategies.replace_one_pairs(1, 6, None, 0.0, 1.0), epsilon=1.0,
                             relation=ReplaceOne(), samples=2_000, search_samples=400, max_examples=15)
     print(json.dumps({"seen": seen, "bound": report.epsilon_lower_bound}))
 """)

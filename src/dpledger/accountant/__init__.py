@@ -4,11 +4,11 @@ from .accountant import Accountant, Result
 from .filters import BasicFilter, Filter, GaussianFilter, RenyiFilter, Usage, ZCDPFilter
 from .ledger import Ledger, LedgerEntry, PlanStep
 from .rules import (absorb_failure, amplify_by_subsampling, compose, compose_halting, compose_repeated, group_privacy,
-                    post_process, privatised_input, random_partition)
+                    post_process, privatised_input, random_partition, remainder)
 from .schedule import Schedule
 
 __all__ = [
     "Accountant", "BasicFilter", "Filter", "GaussianFilter", "Ledger", "LedgerEntry", "PlanStep", "RenyiFilter",
     "Result", "Schedule", "Usage", "ZCDPFilter", "absorb_failure", "amplify_by_subsampling", "compose", "compose_halting",
-    "compose_repeated", "group_privacy", "post_process", "privatised_input", "random_partition",
+    "compose_repeated", "group_privacy", "post_process", "privatised_input", "random_partition", "remainder",
 ]

@@ -33,7 +33,8 @@ def cost_of(what) -> Cost:
     if isinstance(what, Graph):
         what = what.plan()
     if isinstance(what, Plan):
-        return Cost(what.guarantee, what.event, "graph", {}, what.rule, what.steps, what.relation)
+        params = {} if what.domain is None else {"domain": str(what.domain)}
+        return Cost(what.guarantee, what.event, "graph", params, what.rule, what.steps, what.relation)
     if isinstance(what, Mechanism):
         return Cost(what.guarantee(), what.dp_event(), what.kind, what.params(), what.source)
     g = _g.check("what", what)

@@ -48,6 +48,15 @@ def _up(value) -> float:
     return math.nextafter(result, math.inf) if Fraction(result) < exact else result
 
 
+def remainder(total: float, *parts: float) -> float:
+    """The largest double r >= 0 with fsum(parts + (r,)) <= total: what is left of a budget once
+    ``parts`` are given out, such that the plan's sum (``compose``) never lands an ulp above it."""
+    left = max(total - math.fsum(parts), 0.0)
+    while left > 0 and math.fsum([*parts, left]) > total:
+        left = math.nextafter(left, 0.0)
+    return left
+
+
 def _all(gs) -> tuple[Guarantee, ...]:
     return tuple(check(f"guarantees[{i}]", g) for i, g in enumerate(gs))
 

@@ -24,6 +24,7 @@ import attrs
 import numpy as np
 
 from ..graph import nodes
+from ..graph.records import PerRecord
 from ..mechanisms import TextbookLaplace
 from .statistics import FieldStatistic, ValueStatistic
 
@@ -103,27 +104,34 @@ class NumpyLaplaceReachable(ValueStatistic):
         return numpy_laplace_reachable(values, self.centre, self.scale).mean(axis=1)
 
 
-def _direct_releases(node):
-    """Release nodes whose query reads the graph's input itself (not a part, subsample, transform)."""
+def _direct_releases(node, maps: tuple = ()):
+    """(release, maps) for the release nodes whose query reads the graph's input itself, or its
+    records through per-record maps that read no release (``maps``: their functions); not a part,
+    subsample or transform."""
     if isinstance(node, nodes.Release):
-        yield node
+        yield node, maps
     elif isinstance(node, nodes.HaltIf):
-        yield node.release
+        yield node.release, maps
     elif isinstance(node, nodes.Sequence):
         for child in node.nodes:
-            yield from _direct_releases(child)
+            yield from _direct_releases(child, maps)
     elif isinstance(node, (nodes.Conditional, nodes.Absorb)):
-        yield from _direct_releases(node.node)
+        yield from _direct_releases(node.node, maps)
+    elif isinstance(node, PerRecord) and not node.uses:
+        yield from _direct_releases(node.node, (*maps, node.fn))
 
 
 def low_bit_statistics(graph, pair) -> list[FieldStatistic]:
     """For each ``TextbookLaplace`` release of ``graph`` that reads its input and no earlier
     output: reachability from its answer on either side of ``pair`` (fixed before sampling)."""
     found = []
-    for release in _direct_releases(graph.root):
+    for release, maps in _direct_releases(graph.root):
         if not isinstance(release.mechanism, TextbookLaplace) or release.uses:
             continue
         for side, data in zip(("D", "D'"), pair):
-            centre = np.asarray(release.query(graph.validate(data)), dtype=float).ravel()
+            records = graph.validate(data)
+            for fn in maps:
+                records = fn(records)
+            centre = np.asarray(release.query(records), dtype=float).ravel()
             found.append(FieldStatistic(NumpyLaplaceReachable(centre, release.mechanism.scale, side), release.name))
     return found

@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import PrivacyError
 from ..graph import Graph, registry
 from ..graph.nodes import Conditional, Halt, HaltIf, PostProcess, Release, Sequence as SequenceNode, touching
+from ..graph.records import PerRecord
 from ..mechanisms import Mechanism
 from ..mechanisms.histogram import Histogram, HistogramLearner, cells
 from .floating_point import low_bit_statistics
@@ -86,18 +87,21 @@ def _graph_runs(graph: Graph, data, rng: np.random.Generator, size: int) -> list
     return runs
 
 
-def _flat_steps(node, path: str) -> list | None:
-    """(path, node) of a graph made only of releases without ``uses``, halting tests, conditional
-    releases and post-processing, in sequences; ``None`` for any other graph."""
+def _flat_steps(node, path: str, maps: tuple = ()) -> list | None:
+    """(path, node, maps) of a graph made only of releases without ``uses``, halting tests,
+    conditional releases and post-processing, in sequences and per-record maps without ``uses``
+    (``maps``: the (path, fn) of the maps its data goes through); ``None`` for any other graph."""
     if isinstance(node, SequenceNode):
-        steps = [_flat_steps(child, f"{path}/{child.name}") for child in node.nodes]
+        steps = [_flat_steps(child, f"{path}/{child.name}", maps) for child in node.nodes]
         return None if any(s is None for s in steps) else [step for part in steps for step in part]
     if isinstance(node, Conditional):
-        return _flat_steps(node.node, path)
+        return _flat_steps(node.node, path, maps)
+    if isinstance(node, PerRecord):
+        return None if node.uses else _flat_steps(node.node, f"{path}/{node.node.name}", (*maps, (path, node.fn)))
     if isinstance(node, (Release, HaltIf)):
         release = node if isinstance(node, Release) else node.release
-        return None if release.uses else [(path, node)]
-    return [(path, node)] if isinstance(node, PostProcess) else None
+        return None if release.uses else [(path, node, maps)]
+    return [(path, node, maps)] if isinstance(node, PostProcess) else None
 
 
 def _batched_runs(graph: Graph, data, rng: np.random.Generator, size: int) -> list[Observation] | None:
@@ -109,19 +113,22 @@ def _batched_runs(graph: Graph, data, rng: np.random.Generator, size: int) -> li
     if steps is None:
         return None
     draws: dict[str, Any] = {}
-    for path, node in steps:
+    for path, node, maps in steps:
         if isinstance(node, PostProcess):
             continue
         release = node if isinstance(node, Release) else node.release
         try:
-            value = touching(path, release.query, data)
+            records = data
+            for where, fn in maps:
+                records = touching(where, fn, records)
+            value = touching(path, release.query, records)
             draws[release.name] = touching(path, release.mechanism.sample, value, rng, size)
         except PrivacyError as error:  # a data-dependent error ends every run, as in Graph.observe
             draws[release.name] = error
     runs = []
     for i in range(size):
         outputs, ending = {}, ""
-        for path, node in steps:
+        for _, node, _ in steps:
             try:
                 if isinstance(node, PostProcess):
                     outputs[node.name] = node.fn(**{u: outputs[u] for u in node.uses})

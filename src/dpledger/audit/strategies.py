@@ -72,13 +72,20 @@ def _values(low: float, high: float) -> st.SearchStrategy[float]:
     return st.floats(low, high, allow_nan=False, allow_infinity=False)
 
 
-def datasets(min_n: int = 1, max_n: int = 10, d: int = 1, low: float = -1.0,
+def datasets(min_n: int = 1, max_n: int = 10, d: int | None = None, low: float = -1.0,
              high: float = 1.0) -> st.SearchStrategy[np.ndarray]:
-    """Float arrays of shape (n, d), n in [min_n, max_n], entries in [low, high]."""
+    """Float arrays of shape (n,) (one number per record: a graph's default domain) or, with ``d``,
+    (n, d); n in [min_n, max_n], entries in [low, high]."""
     min_n, max_n = _sizes("n", min_n, max_n, 0)
-    d = _validate.integer("d", d, minimum=1)
+    width = 1 if d is None else _validate.integer("d", d, minimum=1)
     low, high = _range(low, high)
-    return st.integers(min_n, max_n).flatmap(lambda n: hnp.arrays(float, (n, d), elements=_values(low, high)))
+    arrays = st.integers(min_n, max_n).flatmap(lambda n: hnp.arrays(float, (n, width), elements=_values(low, high)))
+    return arrays if d is not None else arrays.map(lambda rows: rows[:, 0])
+
+
+def _scalar_records(pairs: st.SearchStrategy, d: int | None) -> st.SearchStrategy:
+    """Pairs of (n, 1) arrays as (n,) arrays when ``d`` is None (scalar records)."""
+    return pairs if d is not None else pairs.map(lambda pair: (pair[0][:, 0], pair[1][:, 0]))
 
 
 def _rows(d: int, low: float, high: float) -> st.SearchStrategy[np.ndarray]:
@@ -94,12 +101,14 @@ def _replaced(draw, data: np.ndarray, low: float, high: float) -> tuple[np.ndarr
     return data, other
 
 
-def replace_one_pairs(min_n: int = 1, max_n: int = 10, d: int = 1, low: float = -1.0,
+def replace_one_pairs(min_n: int = 1, max_n: int = 10, d: int | None = None, low: float = -1.0,
                       high: float = 1.0) -> st.SearchStrategy:
-    """(D, D') with one row of D replaced by a different row (``ReplaceOne`` neighbours)."""
+    """(D, D') with one record of D replaced by a different one (``ReplaceOne`` neighbours): arrays
+    of shape (n,) (scalar records) or, with ``d``, (n, d)."""
     min_n, _ = _sizes("n", min_n, max_n, 1)
     low, high = _range(low, high)
-    return datasets(min_n, max_n, d, low, high).flatmap(lambda data: _replaced(data, low, high))
+    rows = datasets(min_n, max_n, 1 if d is None else d, low, high)
+    return _scalar_records(rows.flatmap(lambda data: _replaced(data, low, high)), d)
 
 
 @st.composite
@@ -109,12 +118,13 @@ def _extended(draw, data: np.ndarray, low: float, high: float) -> tuple[np.ndarr
     return data, np.insert(data, position, row, axis=0)
 
 
-def add_remove_pairs(min_n: int = 0, max_n: int = 10, d: int = 1, low: float = -1.0,
+def add_remove_pairs(min_n: int = 0, max_n: int = 10, d: int | None = None, low: float = -1.0,
                      high: float = 1.0) -> st.SearchStrategy:
-    """(D, D') with D' = D plus one row inserted anywhere (``AddRemoveOne`` neighbours); D has
-    min_n..max_n rows."""
+    """(D, D') with D' = D plus one record inserted anywhere (``AddRemoveOne`` neighbours); D has
+    min_n..max_n records, arrays of shape (n,) or, with ``d``, (n, d)."""
     low, high = _range(low, high)
-    return datasets(min_n, max_n, d, low, high).flatmap(lambda data: _extended(data, low, high))
+    rows = datasets(min_n, max_n, 1 if d is None else d, low, high)
+    return _scalar_records(rows.flatmap(lambda data: _extended(data, low, high)), d)
 
 
 @st.composite
@@ -161,10 +171,7 @@ def pairs_like(relation: object, data) -> st.SearchStrategy:
     lo, hi = (float(rows.min()), float(rows.max())) if n else (-1.0, 1.0)
     span = hi - lo if hi > lo else 1.0
     low, high = lo - span, hi + span
+    shape = None if np.ndim(data) == 1 else d
     if isinstance(relation, ReplaceOne):
-        pairs = replace_one_pairs(max(n, 1), max(n, 1), d, low, high)
-    else:
-        pairs = add_remove_pairs(max(n - 1, 0), n, d, low, high)
-    if np.ndim(data) == 1:
-        return pairs.map(lambda pair: (pair[0][:, 0], pair[1][:, 0]))
-    return pairs
+        return replace_one_pairs(max(n, 1), max(n, 1), shape, low, high)
+    return add_remove_pairs(max(n - 1, 0), n, shape, low, high)

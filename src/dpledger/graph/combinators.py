@@ -12,6 +12,7 @@ from ..guarantees import Guarantee
 from ..mechanisms.base import Mechanism
 from .nodes import (Absorb, Conditional, HaltIf, PostProcess, Private, Privatise, Release, Repeat, Sequence,
                     Split, Subsample, Transform)
+from .records import PerRecord
 
 
 def release(name: str, mechanism: Mechanism, query: Callable, uses=(), note: str = "") -> Release:
@@ -67,6 +68,13 @@ def transform(name: str, fn: Callable, node, stability: int = 1) -> Transform:
 def group(node, k: int, name: str | None = None) -> Transform:
     """``node`` sees inputs up to ``k`` neighbour-steps apart: group privacy (kε, k e^{(k-1)ε} δ)."""
     return transform(name or f"{node.name}_group", _identity, node, k)
+
+
+def per_record(name: str, fn: Callable, node, uses=()) -> PerRecord:
+    """Run ``node`` on ``fn(records, **{u: output of u for u in uses})``, a position-free map of each
+    record alone (build it from ``dpledger.rowwise`` and elementwise numpy: no matrix products).
+    Under ReplaceOne or AddRemoveOne; the node's guarantee is unchanged."""
+    return PerRecord(name, fn, node, uses)
 
 
 def subsample(sampler, node, name: str = "subsample") -> Subsample:

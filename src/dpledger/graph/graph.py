@@ -7,8 +7,9 @@ from typing import Any, Callable
 import attrs
 import numpy as np
 
-from .. import guarantees as _g
+from .. import domains, guarantees as _g
 from .._render import html_table
+from ..domains import Domain
 from ..accountant import tight
 from ..accountant.ledger import PlanStep, params_text
 from ..relations import Relation
@@ -27,13 +28,15 @@ class Plan:
     steps: tuple[PlanStep, ...]
     event: Any = None
     releases: tuple[str, ...] = ()
+    domain: Any = None
 
     def table(self):
         """A ``rich`` table: the total on the first row, then every step."""
         from rich.markup import escape
         from rich.table import Table
 
-        table = Table(title=escape(f"plan of {self.name} under {self.relation}"))
+        on = "" if self.domain is None else f", on {self.domain}"
+        table = Table(title=escape(f"plan of {self.name} under {self.relation}{on}"))
         for column in ("step", "mechanism", "guarantee", "rule", "parameters"):
             table.add_column(column, overflow="fold", no_wrap=column == "guarantee")
         table.add_row("total", "", escape(str(self.guarantee)), escape(self.rule), "", style="bold")
@@ -50,17 +53,20 @@ class Plan:
         return html_table(self.table())
 
     def __str__(self) -> str:
-        lines = [f"{self.name}: {self.guarantee} under {self.relation} by {self.rule}"]
+        on = "" if self.domain is None else f" on {self.domain}"
+        lines = [f"{self.name}: {self.guarantee} under {self.relation}{on} by {self.rule}"]
         lines += [f"  {s.path}: {s.mechanism} {s.guarantee} [{s.rule}]" for s in self.steps]
         return "\n".join(lines)
 
 
 @attrs.frozen
 class Graph:
-    """A private estimator: ``root`` node, ``relation`` it is private under, optional input check.
+    """A private estimator: ``root`` node, ``relation`` it is private under, and ``domain``, the
+    inputs its guarantee speaks about (``dpledger.domains``; by default one finite double per
+    record, or a graph under ``EdgeAdjacency``), checked before any charge.
 
-    ``check_input(data)`` (beyond the relation's own validation) refuses bad input before any
-    charge, e.g. a dataset whose size differs from the public n.
+    ``check_input(data)`` (beyond the domain) refuses or converts input before any charge, e.g. a
+    graph too large for a dense solver.
     """
 
     root: Any
@@ -68,10 +74,19 @@ class Graph:
     name: str = attrs.field()
     check_input: Callable | None = None
     description: str = ""
+    domain: Domain = attrs.field(kw_only=True, default=None)
 
     @name.default
     def _name(self) -> str:
         return self.root.name
+
+    def __attrs_post_init__(self):
+        if self.domain is None:
+            object.__setattr__(self, "domain", domains.default(self.relation))
+        elif not isinstance(self.domain, Domain):
+            raise TypeError(f"domain must be a dpledger domain (dpledger.Records(...), dpledger.Graphs(...)), "
+                            f"got {self.domain!r}")
+        self.domain.check_relation(self.relation)
 
     def plan(self) -> Plan:
         """The plan: the root's guarantee, tightened by PLD where its steps allow (``accountant.tight``:
@@ -79,10 +94,12 @@ class Graph:
         p = self.root.plan(PlanContext(self.relation).child(self.root.name))
         g = p.guarantee if p.halting else tight.guarantee(p.event, p.guarantee)
         rule = p.rule if g == p.guarantee else f"tight composition of the plan's steps (PLD); {p.rule} gives {p.guarantee}"
-        return Plan(self.name, self.relation, g, rule, p.steps, p.event, p.releases)
+        return Plan(self.name, self.relation, g, rule, p.steps, p.event, p.releases, self.domain)
 
     def validate(self, data):
-        data = self.relation.validate(data)
+        """The input in the form the graph runs on, or an error before any charge: outside the
+        domain (the message names ``domain=``), or refused by ``check_input``."""
+        data = self.domain.validate(data)
         return data if self.check_input is None else self.check_input(data)
 
     def execute(self, data, rng: np.random.Generator,

@@ -18,6 +18,7 @@ from typing import Callable
 
 import attrs
 
+from ..errors import PrivacyError
 from .graph import Graph
 
 ENTRY_POINT_GROUP = "dpledger.estimators"
@@ -147,10 +148,27 @@ def estimator(name: str, **params) -> Graph:
     entry = info(name)
     signature = inspect.signature(entry.factory)
     try:
-        signature.bind(**params)
+        bound = signature.bind(**params)
     except TypeError as exc:
         raise TypeError(f"estimator {name!r} takes {list(signature.parameters)}: {exc}") from None
     graph = entry.factory(**params)
     if not isinstance(graph, Graph):
         raise TypeError(f"factory of {name!r} returned {type(graph).__name__}, not a dpledger Graph")
+    _within_request(name, graph, bound)
     return graph
+
+
+def _within_request(name: str, graph: Graph, bound: inspect.BoundArguments) -> None:
+    """A factory that takes ``epsilon`` (and ``delta``) must plan at most that (ε, δ), exactly: a
+    budget equal to the request would otherwise refuse the run, and a user who reads the request
+    as the guarantee would be misled."""
+    bound.apply_defaults()
+    epsilon, delta = bound.arguments.get("epsilon"), bound.arguments.get("delta")
+    if not isinstance(epsilon, (int, float)) or isinstance(epsilon, bool):
+        return
+    delta = delta if isinstance(delta, (int, float)) and not isinstance(delta, bool) else 0.0
+    planned = graph.plan().guarantee
+    if planned.epsilon > epsilon or planned.delta > delta:
+        raise PrivacyError(f"estimator {name!r} plans {planned}, above the requested (ε={epsilon:g}, δ={delta:g}): a "
+                           "factory's plan must be at most what it is asked for. This is a bug in the estimator; "
+                           "nothing was charged")

@@ -48,6 +48,12 @@ def smallest_count(rows: np.ndarray, bins: Bins) -> float:
 
 
 def averages(rows: np.ndarray, bins: Bins) -> np.ndarray:
-    """(k, d) averages of the rows in each kept bin (step 9, before noise). It runs only after the
-    light-bin test passed, which proves every kept bin holds at least ``min_bin`` >= 2 rows."""
-    return np.array([members.mean(axis=0) for members in bins.members(rows)])
+    """(k, d) averages of the rows in each kept bin (step 9, before noise): the cube's corner plus
+    the mean offset from it, so the rounding of the mean is relative to the cube's side, not to
+    the rows' size (``calibration.average_sensitivity``). It runs only after the light-bin test
+    passed, which proves every kept bin holds at least ``min_bin`` >= 2 rows."""
+    out = []
+    for cell, members in zip(bins.cells, bins.members(rows)):
+        corner = bins.offset + cell * bins.width
+        out.append(corner + (members - corner).mean(axis=0))
+    return np.array(out)

@@ -25,6 +25,7 @@ import attrs
 
 from ... import _validate
 from ...mechanisms import Gaussian, HistogramLearner
+from ...rounding import UNIT_ROUNDOFF, gamma as _gamma
 from . import projected
 from .membership import accuracy_floor
 
@@ -40,6 +41,26 @@ METHODS = ("membership", "neighbourhood")
 #: Output is called useful when the step-6 noise radius σ_V·sqrt(d) is below separation / USEFUL_RATIO
 #: (a quarter of the default bin width): the noisy rows of a cluster then mostly share a bin.
 USEFUL_RATIO = 8.0
+#: The budget split leaves this relative room for the upward rounding of Lemma I.4's and Fact I.3's
+#: totals (``rules``), so that the plan never lands an ulp above the request.
+ROUNDING_ROOM = 2.0**-40
+#: The lattice Gaussian clamps each coordinate of an answer to ±2^50·g before rounding it to g·Z,
+#: so rounding a computed y + t with y shared by both neighbours (a row y_i + its offset, a cube's
+#: corner + a mean offset) adds at most 2u·2^50·g = g/4 per coordinate: at most Δ/4096 in ℓ2 for
+#: the lattice of sensitivity Δ (docs/proofs.md). A bound X on the rest is declared as X / LATTICE_SHARE.
+LATTICE_SHARE = 1.0 - 2.0**-12
+
+
+def row_bound(radius: float, floor: float, n: int, d: int, method: str, lipschitz: float = 1.0) -> tuple[float, float]:
+    """(c1, c2) with every good row of ν moving by at most c1·L·sqrt(n)·e_i + c2 in the computed
+    values (docs/proofs.md, "gmm.centres"): c1 = 2b/A0, and c2 = 2b/A0 for the neighbourhood method,
+    (2b/A0)·2 for the membership method, plus rounding; computed offsets are at most b = r(1 + γ_{2d+10}) long,
+    the normalised sum of each row errs by at most 3γ_{n+2}·b per input whatever the summation
+    order, and (membership) the soft threshold's rounding moves ||a_i||_1 by at most 3uLn."""
+    b = radius * (1.0 + _gamma(2 * d + 10))
+    per_row = 2.0 * b / floor
+    spread = 1.0 if method == "neighbourhood" else 2.0 + 6.0 * UNIT_ROUNDOFF * lipschitz * n
+    return per_row, per_row * spread + 6.0 * _gamma(n + 2) * b
 
 
 @attrs.frozen
@@ -316,7 +337,9 @@ def _regime(common: dict, t: Tuning, regime: str, m: int, gamma: float, order: s
     """Split the budget for one regime and one order of Lemma I.4's hybrid argument (which term
     carries the e^ε factor): its Calibration, or why it cannot meet the budget."""
     n, k = common["n"], common["k"]
-    epsilon, delta = min(common["epsilon"], SPLIT_EPSILON_CAP) - 2.0 * gamma, common["delta"] - gamma
+    # a relative 2^-40 below the budget: the rules round their products and exponentials up by ulps
+    epsilon = (min(common["epsilon"], SPLIT_EPSILON_CAP) - 2.0 * gamma) * (1.0 - ROUNDING_ROOM)
+    delta = (common["delta"] - gamma) * (1.0 - ROUNDING_ROOM)
     if epsilon <= 0 or delta <= 0:
         return f"absorbing γ={gamma:.3g} leaves no budget"
     eps1 = t.noise_share * epsilon
@@ -328,12 +351,13 @@ def _regime(common: dict, t: Tuning, regime: str, m: int, gamma: float, order: s
     if min(delta1, delta2) < 1e-100:
         return f"Lemma I.4's e^ε factors leave no δ for the {order} order"
     eps_h, eps_t, eps_a = (share * eps2 for share in t.shares)
-    per_row = 2.0 * common["radius"] / common["floor"]
+    lipschitz = 1.0 / (t.high - t.low)
+    scale, constant = row_bound(common["radius"], common["floor"], n, common["d"], common["method"], lipschitz)
     s = t.subsample if t.subsample is not None else _default_subsample(k, eps_h, delta2 / 3.0)
     if t.subsample is None and common["method"] == "neighbourhood":
-        # Δ_V = per_row·sqrt(s): take the largest s whose noise radius stays a quarter of a bin (the
-        # bin averages' noise falls like 1/s), but never fewer rows than the histogram needs.
-        unit = Gaussian(eps1, delta1, per_row).sigma * math.sqrt(common["d"])
+        # Δ_V ∝ sqrt(s): take the largest s whose noise radius stays a quarter of a bin (the bin
+        # averages' noise falls like 1/s), but never fewer rows than the histogram needs.
+        unit = Gaussian(eps1, delta1, constant / LATTICE_SHARE).sigma * math.sqrt(common["d"])
         s = min(n, max(s, math.floor((common["bin_width"] / (4.0 * unit)) ** 2)))
     if s > n:
         return f"step 5 needs a subsample of s={s} rows > n"
@@ -341,16 +365,16 @@ def _regime(common: dict, t: Tuning, regime: str, m: int, gamma: float, order: s
         HistogramLearner(eps_h, delta2 / 3.0, s)
     except ValueError as exc:
         return f"the histogram of step 7 is not private at this split ({exc})"
-    if common["method"] == "neighbourhood":  # every good row moves by at most 2r/A0
-        sum_bound, delta_v = 0.0, per_row * math.sqrt(s)
-    else:  # rows move by at most (2r/A0)(L·sqrt(n)·e_i + 2), Σ e_i² over good rows of S <= sum_bound
+    if common["method"] == "neighbourhood":  # every good row moves by at most 2b/A0, plus rounding
+        sum_bound, delta_v = 0.0, constant * math.sqrt(s) / LATTICE_SHARE
+    else:  # rows move by at most (2b/A0)·L·sqrt(n)·e_i + constant, Σ e_i² over good rows of S <= sum_bound
         if gamma > 0:
             sum_bound = _subsampled_sum(n, s, common["delta_w"] ** 2, m, gamma / 2.0, gamma / 2.0)
             if sum_bound is None:
                 return f"more than m={m} bad rows in S is too likely"
         else:
             sum_bound = common["delta_w"] ** 2
-        delta_v = per_row * (math.sqrt(n * sum_bound) / (t.high - t.low) + 2.0 * math.sqrt(s))
+        delta_v = (scale * lipschitz * math.sqrt(n * sum_bound) + constant * math.sqrt(s)) / LATTICE_SHARE
     min_bin = t.min_bin if t.min_bin is not None else max(2, s // (4 * k))
     diameter = common["bin_width"] * math.sqrt(common["d"])
     return Calibration(**common, subsample=s, min_bin=min_bin, regime=f"{regime} ({order})", bad_rows=m,
@@ -358,4 +382,11 @@ def _regime(common: dict, t: Tuning, regime: str, m: int, gamma: float, order: s
                        delta_v=delta_v, epsilon_noise=eps1, delta_noise=delta1, epsilon_histogram=eps_h,
                        epsilon_test=eps_t, epsilon_average=eps_a, delta_histogram=delta2 / 3.0,
                        delta_test=delta2 / 3.0, delta_average=delta2 / 3.0,
-                       average_sensitivity=math.sqrt(2.0) * diameter / (min_bin - 1))
+                       average_sensitivity=average_sensitivity(diameter, min_bin, s))
+
+
+def average_sensitivity(diameter: float, min_bin: int, rows: int) -> float:
+    """ℓ2-sensitivity of step 9's computed bin averages: exactly sqrt(2)·D/(N_min − 1) (docs/proofs.md),
+    plus each computed mean offset's error γ_{s+2}·D on either input, and the corner's rounding
+    (``LATTICE_SHARE``)."""
+    return math.sqrt(2.0) * diameter * (1.0 / (min_bin - 1) + 2.0 * _gamma(rows + 2)) / LATTICE_SHARE

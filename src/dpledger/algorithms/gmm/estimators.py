@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...graph import Graph, absorb, conditional, halt_if, postprocess, privatise, register, release, sequence
+from ...domains import extremes_of
+from ...graph import Graph, absorb, conditional, halt_if, per_record, postprocess, privatise, register, release, sequence
 from ...mechanisms import Gaussian, HistogramLearner, TruncatedLaplace
 from ...relations import ReplaceOne
 from ...stability import SolverError
-from ..mean.parameters import input_check
+from ..mean.parameters import domain
 from . import bins, membership
 from .calibration import Calibration, Tuning, calibrate
 from .model import centre_error, sample_mixture
@@ -30,8 +31,7 @@ from .model import centre_error, sample_mixture
 def steps_one_to_five(cal: Calibration):
     """Query of the privatised-input node: certified W, soft threshold, subsample, ν rows (or,
     for the neighbourhood method, subsample then plain radius-neighbourhood averages)."""
-    def query(points: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        points = membership.clamped(points)
+    def query(points: np.ndarray, rng: np.random.Generator) -> np.ndarray:  # points: clamped records
         solution = membership.solve(points, cal.radius, cal.cap, cal.c, cal.accuracy)
         if not solution.meets_target:
             raise SolverError(solution)
@@ -40,7 +40,6 @@ def steps_one_to_five(cal: Calibration):
         return membership.representatives(points, weights, rows, cal.radius, cal.floor)
 
     def neighbourhood_query(points: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        points = membership.clamped(points)
         rows = rng.choice(cal.n, size=cal.subsample, replace=False)
         weights = membership.neighbourhoods(points, rows, cal.radius)
         return membership.representatives(points, weights, rows, cal.radius, cal.floor)
@@ -59,8 +58,9 @@ def steps_seven_to_nine(cal: Calibration):
         halt_if("light_bins", test, bins.smallest_count, lambda noisy: noisy < cal.min_bin, uses="bins"),
         conditional("light_bins", release(
             "averages", average, bins.averages, uses="bins",
-            note=f"each kept bin holds >= {cal.min_bin} rows within diameter b·sqrt(d): ℓ2-sensitivity "
-                 f"sqrt(2)·b·sqrt(d)/(min_bin − 1) = {cal.average_sensitivity:.4g}")),
+            note=f"each kept bin holds >= {cal.min_bin} rows within diameter D = b·sqrt(d): ℓ2-sensitivity "
+                 f"sqrt(2)·D·(1/(min_bin − 1) + 2γ_(s+2))/(1 − 2^-12) = {cal.average_sensitivity:.4g} "
+                 "(rounding included; docs/proofs.md)")),
         name="bins_and_averages")
 
 
@@ -76,9 +76,9 @@ def centres_graph(cal: Calibration) -> Graph:
     if cal.gamma > 0:
         node = absorb(node, cal.gamma)
     name = NAMES[cal.method]
-    root = sequence(node, postprocess("centres", lambda averages: np.asarray(averages), uses="averages"),
+    root = sequence(per_record("clamped", membership.clamped, node), postprocess("centres", lambda averages: np.asarray(averages), uses="averages"),
                     name=name.replace(".", "_"))
-    return Graph(root, ReplaceOne(), name=name, check_input=input_check(cal.n, cal.d),
+    return Graph(root, ReplaceOne(), name=name, domain=domain(cal.n, cal.d),
                  description=f"{DESCRIPTIONS[cal.method]} {cal.verdict()}")
 
 
@@ -110,7 +110,7 @@ def _utility(n: int, k: int, d: int, separation: float, delta: float):
     return utility
 
 
-@register("gmm.centres", example=_example, utility=_utility(3000, 2, 2, 10.0, 1e-3))
+@register("gmm.centres", example=_example, utility=_utility(3000, 2, 2, 10.0, 1e-3), stress=extremes_of(_example))
 def centres(epsilon: float, delta: float, k: int, n: int, d: int, separation: float, sigma: float = 1.0,
             radius: float | None = None, c: float = 1.0, cap: float | None = None, low: float = 0.5,
             high: float = 1.0, floor: float | None = None, accuracy: float | None = None,
@@ -127,7 +127,8 @@ def centres(epsilon: float, delta: float, k: int, n: int, d: int, separation: fl
     return centres_graph(calibrate(n, d, k, separation, epsilon, delta, sigma, tuning))
 
 
-@register("gmm.neighbourhood", example=_neighbourhood_example, utility=_utility(10_000, 3, 2, 10.0, 1e-6))
+@register("gmm.neighbourhood", example=_neighbourhood_example, utility=_utility(10_000, 3, 2, 10.0, 1e-6),
+          stress=extremes_of(_neighbourhood_example))
 def neighbourhood(epsilon: float, delta: float, k: int, n: int, d: int, separation: float, sigma: float = 1.0,
                   radius: float | None = None, floor: float | None = None, subsample: int | None = None,
                   bin_width: float | None = None, min_bin: int | None = None, noise_share: float = 0.5) -> Graph:

@@ -1,8 +1,8 @@
 """One private Lloyd step's query: per-cluster sums of clipped offsets and the cluster sizes.
 
 Every point x is assigned to its nearest public centre a_j (or, for the map-back step, to the
-nearest centre of a projection of x), its offset x − a_j is clipped to length ``clip``, and the
-query answers the vector z = [S_1, …, S_k, clip·N_1, …, clip·N_k] of k(d + 1) coordinates: the
+nearest centre of a projection of x), its offset x − a_j is clipped to length ``clip`` (``terms``,
+a per-record map, position-free: ``rowwise``), and the query answers the vector z = [S_1, …, S_k, clip·N_1, …, clip·N_k] of k(d + 1) coordinates: the
 sums S_j of the clipped offsets and the counts N_j, scaled by ``clip``. Assignment and clipping
 are maps of each point alone, so when one point changes from x to x' (ReplaceOne) only the terms
 of that point change: in one cluster S_j moves by at most 2·clip; between clusters a ≠ b, S_a
@@ -20,10 +20,9 @@ import math
 
 import numpy as np
 
-#: unit roundoff of a double
-UNIT_ROUNDOFF = 2.0**-53
-#: covers the rounding of evaluating the bound itself in doubles (a few ulps)
-EVALUATION = 1 + 2.0**-40
+from ... import rowwise
+from ...rounding import EVALUATION, UNIT_ROUNDOFF, gamma
+
 #: most points a step accepts: the summation term n·γ_n of the sensitivity grows like n²u, 1% at
 #: n = 10^7 (and 2× at 10^8)
 MAX_POINTS = 10**7
@@ -31,11 +30,6 @@ MAX_POINTS = 10**7
 #: leave it unclipped; from 1e-100 up, underflow moves a clipped offset by at most sqrt(d)·2^-1074,
 #: far inside the γ allowance (docs/proofs.md)
 MIN_CLIP = 1e-100
-
-
-def gamma(m: int) -> float:
-    """γ_m = m·u/(1 − m·u): the relative error bound of m floating-point operations (Higham §3.1)."""
-    return m * UNIT_ROUNDOFF / (1 - m * UNIT_ROUNDOFF)
 
 
 def step_sensitivity(n: int, d: int, clip: float) -> float:
@@ -58,23 +52,17 @@ def step_sensitivity(n: int, d: int, clip: float) -> float:
     return bound
 
 
-def nearest(points: np.ndarray, centres: np.ndarray) -> np.ndarray:
-    """Index of the nearest centre for every point (ties to the lower index): a map of each point."""
-    scores = (centres * centres).sum(axis=1)[None, :] - 2.0 * (points @ centres.T)
-    return np.argmin(scores, axis=1)
+def terms(points: np.ndarray, labels: np.ndarray, anchors: np.ndarray, clip: float) -> np.ndarray:
+    """(n, 1 + d): each point's label j and its offset x − a_j shortened to ``clip`` (a per-record
+    map, position-free: ``rowwise``)."""
+    return np.column_stack([labels.astype(float), rowwise.shortened(points - anchors[labels], clip)])
 
 
-def shortened(vectors: np.ndarray, length: float) -> np.ndarray:
-    """Each row shortened to at most ``length`` (in direction kept): x·length/max(||x||, length)."""
-    norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
-    return vectors * (length / np.maximum(norms, length))[:, None]
-
-
-def clipped_sums(points: np.ndarray, labels: np.ndarray, anchors: np.ndarray, clip: float) -> np.ndarray:
-    """z = [S_1, …, S_k, clip·N_1, …, clip·N_k] (module doc), S_j = Σ_{labels = j} clip(x − a_j)."""
-    k, d = anchors.shape
-    offsets = shortened(points - anchors[labels], clip)
-    sums = np.zeros((k, d))
+def clipped_sums(mapped: np.ndarray, k: int, clip: float) -> np.ndarray:
+    """z = [S_1, …, S_k, clip·N_1, …, clip·N_k] (module doc) from the points' ``terms``:
+    S_j = Σ_{label j} clipped offset, N_j the number of points labelled j."""
+    labels, offsets = mapped[:, 0].astype(np.int64), mapped[:, 1:]
+    sums = np.zeros((k, offsets.shape[1]))
     for j in range(k):
         sums[j] = offsets[labels == j].sum(axis=0)
     counts = np.bincount(labels, minlength=k).astype(float)
@@ -89,7 +77,7 @@ def centres_from(noisy: np.ndarray, anchors: np.ndarray, clip: float) -> np.ndar
     k, d = anchors.shape
     sums = np.asarray(noisy[: k * d], dtype=float).reshape(k, d)
     counts = np.asarray(noisy[k * d:], dtype=float) / clip
-    return anchors + shortened(sums / np.maximum(counts, 1.0)[:, None], clip)
+    return anchors + rowwise.shortened(sums / np.maximum(counts, 1.0)[:, None], clip)
 
 
 def weighted_kmeans(points: np.ndarray, weights: np.ndarray, k: int, seed: int, restarts: int = 100,

@@ -34,6 +34,7 @@ import math
 
 import numpy as np
 
+from ... import rowwise
 from ...stability import CertifiedSolution
 
 #: How often (in iterations) the duality gap is evaluated.
@@ -55,10 +56,10 @@ def clamped(points: np.ndarray) -> np.ndarray:
 
 
 def radius_mask(points: np.ndarray, radius: float) -> np.ndarray:
-    """Boolean n×n mask of the pairs within ``radius`` (the diagonal included)."""
-    squares = np.einsum("ij,ij->i", points, points)
-    distances = squares[:, None] + squares[None, :] - 2.0 * (points @ points.T)
-    return distances <= radius * radius
+    """Boolean n×n mask of the pairs within ``radius`` (the diagonal included). Whether a pair is in
+    depends on its two points alone, bit for bit (``rowwise.squared_distances``, position-free and
+    symmetric): on neighbouring inputs only the changed point's row and column differ."""
+    return rowwise.squared_distances(points, points) <= radius * radius
 
 
 def primal(u: np.ndarray, mask: np.ndarray, c: float) -> np.ndarray:
@@ -170,11 +171,8 @@ def soft_threshold(w: np.ndarray, low: float, high: float) -> np.ndarray:
 
 def neighbourhoods(points: np.ndarray, rows: np.ndarray, radius: float) -> np.ndarray:
     """0/1 weights (len(rows), n): which points lie within ``radius`` of each point in ``rows``
-    (the "neighbourhood" method's replacement for steps 1–2)."""
-    chosen = points[rows]
-    squares = np.einsum("ij,ij->i", points, points)
-    distances = squares[rows][:, None] + squares[None, :] - 2.0 * (chosen @ points.T)
-    return (distances <= radius * radius).astype(float)
+    (the "neighbourhood" method's replacement for steps 1–2; position-free, as ``radius_mask``)."""
+    return (rowwise.squared_distances(points[rows], points) <= radius * radius).astype(float)
 
 
 def representatives(points: np.ndarray, weights: np.ndarray, rows: np.ndarray, radius: float,
@@ -182,9 +180,10 @@ def representatives(points: np.ndarray, weights: np.ndarray, rows: np.ndarray, r
     """ν(i) = y_i + Σ_j a_ij·clip_r(y_j − y_i) / max(Σ_j a_ij, floor) for i in ``rows`` (step 4);
     ``weights`` holds the rows a_i (one per entry of ``rows``).
 
-    ``clip_r`` caps each offset's length at the radius, so every term is provably at most r
-    long whatever the rounding in the mask; the floor bounds the normaliser's Lipschitz constant.
-    Rows are computed in blocks of about ``BLOCK`` offsets (each row from its own offsets only).
+    ``clip_r`` caps each offset's length at the radius (computed offsets are at most
+    r·(1 + γ_{2d+10}) long, as in ``lloyd``); the floor bounds the normaliser's Lipschitz constant;
+    the sums' rounding in any order is covered by ``calibration.row_bound``. Rows are computed in
+    blocks of about ``BLOCK`` offsets (each row from its own offsets only).
     """
     n, d = points.shape
     out = np.empty((len(rows), d))
@@ -192,7 +191,7 @@ def representatives(points: np.ndarray, weights: np.ndarray, rows: np.ndarray, r
     for start in range(0, len(rows), size):
         chosen, a = rows[start:start + size], weights[start:start + size]
         offsets = points[None, :, :] - points[chosen][:, None, :]
-        lengths = np.sqrt(np.einsum("cjd,cjd->cj", offsets, offsets))
+        lengths = np.sqrt(rowwise.tree_sum(offsets * offsets))
         offsets *= (radius / np.maximum(lengths, radius))[..., None]
         sums = np.einsum("cj,cjd->cd", a, offsets)
         out[start:start + size] = points[chosen] + sums / np.maximum(a.sum(axis=1), floor)[:, None]

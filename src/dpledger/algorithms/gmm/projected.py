@@ -16,8 +16,8 @@ needs the ball). The graph, with every number fixed by ``calibrate`` before the 
                           within the ball: post-processing)
     total                 basic composition of locate and refine: (ε, δ)
 
-The projection, the assignments and the clips are maps of each point alone, so one changed point
-changes one point's terms: the histogram by Lemma A.13, each Lloyd vector by 2·clip in ℓ2 with its
+The projection, the assignments and the clips are maps of each point alone (``per_record``,
+position-free: ``rowwise``, no matrix products), so one changed point changes one point's terms: the histogram by Lemma A.13, each Lloyd vector by 2·clip in ℓ2 with its
 counts included (``lloyd``; docs/proofs.md, "gmm.projected").
 """
 
@@ -29,15 +29,16 @@ import attrs
 import numpy as np
 from scipy import stats
 
-from ... import _validate
+from ... import _validate, rowwise
 from ...accountant.rdp import budget_rho
-from ...graph import Graph, postprocess, register, release, sequence
+from ...domains import extremes_of
+from ...graph import Graph, per_record, postprocess, register, release, sequence
 from ...graph.nodes import Halt
 from ...mechanisms import Gaussian, HistogramLearner
 from ...mechanisms.base import checked_epsilon
 from ...mechanisms.laplace import ROUNDING
 from ...relations import ReplaceOne
-from ..mean.parameters import input_check
+from ..mean.parameters import domain
 from . import lloyd
 from .membership import clamped
 from .model import centre_error, sample_mixture
@@ -236,41 +237,57 @@ def located(histogram, k: int, seed: int) -> np.ndarray:
 
 def projected_graph(cal: Calibration) -> Graph:
     """The whole graph for one calibration (module doc)."""
-    matrix = projection(cal.d, cal.dimension, cal.seed)
+    matrix = projection(cal.d, cal.dimension, cal.seed).T  # (d, d*)
     anchors = np.tile(np.asarray(cal.centre), (cal.k, 1))
 
+    def project(points: np.ndarray) -> np.ndarray:  # a branch on the public d: no product for P = I
+        return points if cal.dimension >= cal.d else rowwise.dot(points, matrix)
+
     def inside(centres: np.ndarray) -> np.ndarray:  # the public ball holds the data, hence their means
-        return anchors + lloyd.shortened(centres - anchors, cal.radius)
+        return anchors + rowwise.shortened(centres - anchors, cal.radius)
     rule = ("ℓ2-sensitivity 2·clip(1 + rounding) of [sums of offsets clipped to {}, clip·counts] (docs/proofs.md); "
             "{:.0%} of the refine steps' zCDP budget ρ = " + f"{cal.rho:.4g}")
     lloyd_share = (1 - cal.mapback_share) / cal.steps
 
     def lloyd_step(t: int, clip: float, noise: Gaussian, before: str):
-        return [release(f"lloyd_{t}_sums", noise, lambda data, **out: lloyd.clipped_sums(
-                        clamped(data), lloyd.nearest(clamped(data), out[before]), out[before], clip),
-                        uses=before, note=rule.format(f"r={clip:.4g} around the current centres", lloyd_share)),
+        def mapped(records, **out):
+            points = clamped(records)
+            return lloyd.terms(points, rowwise.nearest(points, out[before]), out[before], clip)
+
+        return [per_record(f"lloyd_{t}_terms", mapped, release(
+                    f"lloyd_{t}_sums", noise, lambda terms: lloyd.clipped_sums(terms, cal.k, clip),
+                    note=rule.format(f"r={clip:.4g} around the current centres", lloyd_share)), uses=before),
                 postprocess(f"lloyd_{t}", lambda **out: inside(lloyd.centres_from(out[f"lloyd_{t}_sums"], out[before],
                                                                                   clip)),
                             uses=(f"lloyd_{t}_sums", before))]
 
-    steps = [release("mapback_sums", cal.mapback, lambda data, locate: lloyd.clipped_sums(
-                     clamped(data), lloyd.nearest(clamped(data) @ matrix.T, locate), anchors, cal.radius),
-                     uses="locate", note=rule.format(f"R={cal.radius:.4g} around the public centre", cal.mapback_share)),
+    def mapback(records, locate):
+        points = clamped(records)
+        return lloyd.terms(points, rowwise.nearest(project(points), locate), anchors, cal.radius)
+
+    steps = [per_record("mapback_terms", mapback, release(
+                 "mapback_sums", cal.mapback, lambda terms: lloyd.clipped_sums(terms, cal.k, cal.radius),
+                 note=rule.format(f"R={cal.radius:.4g} around the public centre", cal.mapback_share)), uses="locate"),
              postprocess("coarse", lambda mapback_sums: lloyd.centres_from(mapback_sums, anchors, cal.radius),
                          uses="mapback_sums")]
     for t, (clip, noise) in enumerate(zip(cal.clips, cal.lloyd), start=1):
         steps += lloyd_step(t, clip, noise, "coarse" if t == 1 else f"lloyd_{t - 1}")
     last = f"lloyd_{cal.steps}"
     root = sequence(
-        release("histogram", cal.histogram, lambda data: clamped(data) @ matrix.T,
-                note=f"the points projected by a public orthonormal {cal.dimension}×{cal.d} matrix (a map of "
-                     f"each point); {cal.verdict()}"),
+        per_record("projected", lambda records: project(clamped(records)), release(
+            "histogram", cal.histogram, _identity,
+            note=f"the points projected by a public orthonormal {cal.dimension}×{cal.d} matrix (a map of "
+                 f"each point); {cal.verdict()}")),
         postprocess("locate", lambda histogram: located(histogram, cal.k, cal.seed), uses="histogram"),
         sequence(*steps, name="refine"),
         postprocess("centres", lambda **out: np.asarray(out[last]), uses=last),
         name="gmm_projected")
-    return Graph(root, ReplaceOne(), name="gmm.projected", check_input=input_check(cal.n, cal.d),
+    return Graph(root, ReplaceOne(), name="gmm.projected", domain=domain(cal.n, cal.d),
                  description=f"Located in a random projection, refined by private Lloyd steps. {cal.verdict()}")
+
+
+def _identity(points: np.ndarray) -> np.ndarray:
+    return points
 
 
 def _example(rng):
@@ -290,7 +307,7 @@ def _utility(epsilon, rng):
     return params, data, lambda estimate: centre_error(estimate, truth)
 
 
-@register("gmm.projected", example=_example, utility=_utility)
+@register("gmm.projected", example=_example, utility=_utility, stress=extremes_of(_example))
 def projected(epsilon: float, delta: float, k: int, n: int, d: int, separation: float, radius: float,
               sigma: float = 1.0, centre=None, dimension: int = DIMENSION, steps: int = STEPS,
               histogram_share: float = 0.2, mapback_share: float = 0.3, seed: int = 0) -> Graph:

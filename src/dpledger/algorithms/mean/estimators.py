@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...domains import extremes_of
 from ...graph import Graph, postprocess, register, sequence
 from ...relations import ReplaceOne
 from .nodes import clipped_mean, localised_mean
-from .parameters import check_public, check_share, input_check, project_to_ball, sparse_gaussian
+from .parameters import check_public, check_share, domain, project_to_ball, sparse_gaussian
 
 
 def _example(n: int, d: int, R: float):
@@ -36,10 +37,11 @@ def mean_graph(name: str, body, output: str, n: int, d: int, R: float, descripti
     """Wrap ``body`` (releasing ``output``) with the projection onto the R-ball and the input check."""
     root = sequence(body, postprocess("mean", lambda **out: project_to_ball(np.asarray(out[output], float), R),
                                       uses=output), name=name.replace(".", "_"))
-    return Graph(root, ReplaceOne(), name=name, check_input=input_check(n, d), description=description)
+    return Graph(root, ReplaceOne(), name=name, domain=domain(n, d), description=description)
 
 
-@register("mean.clipped", example=_example(100, 2, 2.0), utility=utility_sampler(500, 5, 100.0))
+@register("mean.clipped", example=_example(100, 2, 2.0), utility=utility_sampler(500, 5, 100.0),
+          stress=extremes_of(_example(100, 2, 2.0)))
 def clipped(epsilon: float, R: float, n: int, d: int, sigma: float = 1.0) -> Graph:
     """ε-DP mean: clip each coordinate to ±(R + 3σ), lattice Laplace with Δ1 = 2(R + 3σ)d/n."""
     epsilon, R, n, d, sigma = check_public(epsilon, R, n, d, sigma)
@@ -47,7 +49,8 @@ def clipped(epsilon: float, R: float, n: int, d: int, sigma: float = 1.0) -> Gra
                       "clipping to the a priori box + Laplace")
 
 
-@register("mean.localised", example=_example(100, 2, 2.0), utility=utility_sampler(500, 5, 100.0))
+@register("mean.localised", example=_example(100, 2, 2.0), utility=utility_sampler(500, 5, 100.0),
+          stress=extremes_of(_example(100, 2, 2.0)))
 def localised(epsilon: float, R: float, n: int, d: int, sigma: float = 1.0, locate_share: float = 0.5) -> Graph:
     """ε-DP mean: private per-coordinate histograms locate μ, then clip to ±6σ around it and add
     lattice Laplace noise; basic composition of the two steps."""

@@ -20,8 +20,10 @@ import math
 
 import numpy as np
 
-from ...graph import postprocess, release, sequence
+from ...accountant.rules import remainder
+from ...graph import per_record, postprocess, release, sequence
 from ...mechanisms import DiscreteLaplace, Laplace
+from ...rounding import mean_sensitivity
 
 #: ``mean.clipped`` clips each coordinate to [-(R + SPREAD·σ), R + SPREAD·σ] (|μ_j| <= ||μ||_2 <= R).
 SPREAD = 3.0
@@ -36,17 +38,18 @@ MAX_BINS = 2048
 
 
 def _selected(columns: str | None):
-    """(uses, select(data, outputs)): all columns, or those named by an earlier release."""
+    """(uses, select(records, outputs)): all columns, or those named by an earlier release."""
     if columns is None:
-        return (), lambda data, out: data
-    return (columns,), lambda data, out: data[:, np.asarray(out[columns], dtype=int)]
+        return (), lambda records, out: records
+    return (columns,), lambda records, out: records[:, np.asarray(out[columns], dtype=int)]
 
 
 def noisy_mean_mechanism(epsilon: float, radius: float, bound: float, n: int, dim: int, R: float) -> Laplace:
-    """Lattice Laplace for the mean of n points clipped to a box of half-width ``radius`` in ``dim``
-    coordinates (Δ1 = 2·radius·dim/n, see module doc; answers clamped to ±``bound``), refusing when
-    its noise alone exceeds R."""
-    sensitivity = 2.0 * radius * dim / n
+    """Lattice Laplace for the computed mean of n records clipped to a box of half-width ``radius``
+    in ``dim`` coordinates (``rounding.mean_sensitivity``: Δ1 = 2·radius·dim/n, plus the rounding of
+    the mean in any order, see module doc; answers clamped to ±``bound``), refusing when its noise
+    alone exceeds R."""
+    sensitivity = mean_sensitivity(radius, n, dim)
     noise_l2 = math.sqrt(2.0 * dim) * sensitivity / epsilon
     if not math.isfinite(bound + noise_l2):
         raise ValueError(f"R={R:g} with sigma and d this large overflows the clipping bound or the noise scale")
@@ -58,14 +61,21 @@ def noisy_mean_mechanism(epsilon: float, radius: float, bound: float, n: int, di
     return Laplace(epsilon, sensitivity=sensitivity, bound=bound, coordinates=dim)
 
 
+def _mean(records: np.ndarray) -> np.ndarray:
+    return records.mean(axis=0)
+
+
 def clipped_mean(name: str, epsilon: float, R: float, n: int, dim: int, sigma: float, columns: str | None = None):
     """Release the mean of the samples clipped per coordinate to [-B, B], B = R + SPREAD·σ, plus
-    lattice Laplace noise: ε-DP (Δ1 = 2B·dim/n, Lemma A.8 on the lattice)."""
+    lattice Laplace noise: ε-DP (Δ1 = 2B·dim/n with the mean's rounding, Lemma A.8 on the lattice).
+    The clipping is a per-record map."""
     bound = R + SPREAD * sigma
     uses, select = _selected(columns)
-    return release(name, noisy_mean_mechanism(epsilon, bound, bound, n, dim, R),
-                   lambda data, **out: np.clip(select(data, out), -bound, bound).mean(axis=0), uses=uses,
-                   note=f"coordinates clipped to ±{bound:g}: ℓ1-sensitivity 2·B·dim/n")
+    return per_record(
+        f"{name}_clipped", lambda records, **out: np.clip(select(records, out), -bound, bound),
+        release(name, noisy_mean_mechanism(epsilon, bound, bound, n, dim, R), _mean,
+                note=f"coordinates clipped to ±{bound:g}: ℓ1-sensitivity 2·B·dim·(1/n + γ_n)"),
+        uses=uses)
 
 
 def bin_centres(R: float, sigma: float) -> np.ndarray:
@@ -78,14 +88,18 @@ def bin_centres(R: float, sigma: float) -> np.ndarray:
     return -(R + width) + width * (np.arange(count) + 0.5)
 
 
-def coordinate_histograms(samples: np.ndarray, centres: np.ndarray) -> np.ndarray:
-    """(dim, bins) counts: for every coordinate, how many samples fall in each bin (values beyond
-    the grid go to the end bins)."""
+def bin_indices(samples: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """(n, dim) bin of every coordinate of every sample (a per-record map; values beyond the grid go
+    to the end bins: clamped before the cast, so every finite value has a bin)."""
     width = centres[1] - centres[0] if centres.size > 1 else 1.0
-    index = np.clip(np.floor((samples - (centres[0] - width / 2)) / width), 0, centres.size - 1).astype(int)
-    counts = np.zeros((samples.shape[1], centres.size))
-    np.add.at(counts, (np.broadcast_to(np.arange(samples.shape[1]), samples.shape), index), 1.0)
-    return counts
+    return np.clip(np.floor((samples - (centres[0] - width / 2)) / width), 0, centres.size - 1).astype(np.int64)
+
+
+def coordinate_histograms(indices: np.ndarray, bins: int) -> np.ndarray:
+    """(dim, bins) counts: for every coordinate, how many samples fall in each bin (exact integers)."""
+    dim = indices.shape[1]
+    flat = (np.arange(dim)[None, :] * bins + indices).ravel()
+    return np.bincount(flat, minlength=dim * bins).reshape(dim, bins)
 
 
 def localised_mean(name: str, epsilon: float, R: float, n: int, dim: int, sigma: float, locate_share: float,
@@ -96,31 +110,36 @@ def localised_mean(name: str, epsilon: float, R: float, n: int, dim: int, sigma:
        noise at ε·share: replacing one point moves one unit of count between two bins in each of
        the ``dim`` histograms, so Δ1 = 2·dim (Lemma A.8 on the integers). The centre of each
        coordinate is its noisiest bin (post-processing, Lemma A.2).
-    2. Mean of the samples clipped to centre ± LOCAL_RADIUS·σ, lattice Laplace at ε·(1 - share)
-       (Δ1 = 2·LOCAL_RADIUS·σ·dim/n; the centres are public once released).
-    Total ε by basic sequential composition.
+    2. The mean of the offsets from the (released, public) centre clipped to ±LOCAL_RADIUS·σ, lattice
+       Laplace at ε·(1 - share) (Δ1 = 2·LOCAL_RADIUS·σ·dim·(1/n + γ_n)); the centre is added back
+       by post-processing, so no rounding of large values enters the sensitivity.
+    Total ε by basic sequential composition. The bins and the clipped offsets are per-record maps.
     """
     centres = bin_centres(R, sigma)
-    eps_locate, eps_mean = epsilon * locate_share, epsilon * (1.0 - locate_share)
+    eps_locate = epsilon * locate_share
+    eps_mean = remainder(epsilon, eps_locate)
     if n <= 2 * dim / eps_locate:
         raise ValueError(f"n={n} is too small to localise: the histogram noise scale 2·dim/ε = "
                          f"{2 * dim / eps_locate:.3g} exceeds n")
     radius = LOCAL_RADIUS * sigma
     uses, select = _selected(columns)
-    mean_mechanism = noisy_mean_mechanism(eps_mean, radius, float(np.abs(centres).max()) + radius, n, dim, R)
+    mean_mechanism = noisy_mean_mechanism(eps_mean, radius, radius, n, dim, R)
+    centre = f"{name}_centre"
     return sequence(
-        release(f"{name}_histograms", DiscreteLaplace(eps_locate, sensitivity=2 * dim),
-                lambda data, **out: coordinate_histograms(select(data, out), centres), uses=uses,
-                note="per-coordinate histograms: ℓ1-sensitivity 2·dim under ReplaceOne"),
-        postprocess(f"{name}_centre", lambda **out: centres[np.argmax(out[f"{name}_histograms"], axis=1)],
+        per_record(f"{name}_bins", lambda records, **out: bin_indices(select(records, out), centres),
+                   release(f"{name}_histograms", DiscreteLaplace(eps_locate, sensitivity=2 * dim),
+                           lambda indices: coordinate_histograms(indices, centres.size),
+                           note="per-coordinate histograms: ℓ1-sensitivity 2·dim under ReplaceOne"),
+                   uses=uses),
+        postprocess(centre, lambda **out: centres[np.argmax(out[f"{name}_histograms"], axis=1)],
                     uses=f"{name}_histograms"),
-        release(name, mean_mechanism,
-                lambda data, **out: _clip_around(select(data, out), out[f"{name}_centre"], radius),
-                uses=(*uses, f"{name}_centre"),
-                note=f"coordinates clipped to released centre ±{radius:g}: ℓ1-sensitivity 2·r·dim/n"),
+        per_record(f"{name}_offsets",
+                   lambda records, **out: np.clip(select(records, out) - out[centre], -radius, radius),
+                   release(f"{name}_offset", mean_mechanism, _mean,
+                           note=f"offsets from the released centre clipped to ±{radius:g}: ℓ1-sensitivity "
+                                "2·r·dim·(1/n + γ_n)"),
+                   uses=(*uses, centre)),
+        postprocess(name, lambda **out: out[centre] + np.asarray(out[f"{name}_offset"], dtype=float),
+                    uses=(centre, f"{name}_offset")),
         name=f"{name}_localised",
     )
-
-
-def _clip_around(samples: np.ndarray, centre: np.ndarray, radius: float) -> np.ndarray:
-    return np.clip(samples, centre - radius, centre + radius).mean(axis=0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _validate
+from ...domains import Records
 
 
 def check_public(epsilon, R, n, d, sigma) -> tuple[float, float, int, int, float]:
@@ -22,15 +23,9 @@ def check_share(name: str, share) -> float:
     return _validate.probability(name, share, low_open=True)
 
 
-def input_check(n: int, d: int):
-    """``check_input`` for a Graph: the data must be an (n, d) array (finiteness is checked by
-    ``ReplaceOne.validate`` before this runs)."""
-    def check(data: np.ndarray) -> np.ndarray:
-        if np.ndim(data) != 2 or np.shape(data) != (n, d):
-            raise ValueError(f"expected an (n, d) = ({n}, {d}) array of samples (n and d are public), "
-                             f"got shape {np.shape(data)}")
-        return data
-    return check
+def domain(n: int, d: int) -> Records:
+    """The estimators' input: n points of R^d, any finite doubles (n and d are public)."""
+    return Records(shape=(d,), n=n)
 
 
 def project_to_ball(vector: np.ndarray, radius: float) -> np.ndarray:

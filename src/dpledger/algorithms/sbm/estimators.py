@@ -21,6 +21,8 @@ from ... import _validate
 from ...graph import Graph, postprocess, register, release, sequence, split
 from ...mechanisms import DiscreteLaplace, EdgeSplit
 from ...mechanisms.base import checked_epsilon
+from ...accountant.rules import remainder
+from ...domains import Graphs
 from ...relations import EdgeAdjacency
 from . import model
 from .graphs import check_size
@@ -44,7 +46,7 @@ def _parameters(epsilon, delta, n, d, gamma, alpha, beta, degree_share, needs_de
     if d is None:
         gamma = _validate.probability("gamma", gamma, low_open=True, high_open=False)
         share = _validate.probability("degree_share", degree_share, low_open=True)
-        return epsilon, delta, n, None, gamma, share * epsilon, (1 - share) * epsilon
+        return epsilon, delta, n, None, gamma, share * epsilon, remainder(epsilon, share * epsilon)
     n, d, gamma = model.check_parameters(n, d, gamma)
     return epsilon, delta, n, d, gamma, 0.0, epsilon
 
@@ -100,14 +102,10 @@ def _sample(n: int, p: float, q: float, epsilon: float, rng) -> tuple[dict, np.n
 
 
 def _graph(name: str, n: int, eps_degree: float, body, description: str) -> Graph:
-    def check(adjacency: np.ndarray) -> np.ndarray:
-        if adjacency.shape[0] != n:
-            raise ValueError(f"the graph has {adjacency.shape[0]} vertices but the public parameter n={n}")
-        return check_size(adjacency)
-
     steps = (_degree_steps(n, eps_degree) if eps_degree else []) + [body]
     root = sequence(*steps, name=name.replace(".", "_")) if len(steps) > 1 else body
-    return Graph(root, EdgeAdjacency(), name=name, check_input=check, description=description)
+    return Graph(root, EdgeAdjacency(), name=name, check_input=check_size, description=description,
+                 domain=Graphs(n=n))
 
 
 @register("sbm.weak", example=_example(8, delta=1e-3), utility=_utility(300, 0.5, 0.1, delta=1e-6),
@@ -154,12 +152,7 @@ def exponential(epsilon: float, n: int, d: float | None = None, gamma: float | N
 
 
 def _spectral_graph(name: str, n: int, body, description: str) -> Graph:
-    def check(graph):
-        if graph.shape[0] != n:
-            raise ValueError(f"the graph has {graph.shape[0]} vertices but the public parameter n={n}")
-        return as_csr(graph)
-
-    return Graph(body, EdgeAdjacency(), name=name, check_input=check, description=description)
+    return Graph(body, EdgeAdjacency(), name=name, check_input=as_csr, description=description, domain=Graphs(n=n))
 
 
 def _spectral_parameters(epsilon, delta, n):

@@ -2,7 +2,7 @@
 ``sparse_mean.exponential`` (exponential mechanism over supports) and ``sparse_mean.peeling``."""
 
 from . import estimators
-from .scores import MAX_DIRECTIONS, direction_count, subset_scores, support_candidates, unit_directions
+from .scores import MAX_DIRECTIONS, direction_count, levels, subset_scores, support_candidates, unit_directions
 
-__all__ = ["MAX_DIRECTIONS", "direction_count", "estimators", "subset_scores", "support_candidates",
+__all__ = ["MAX_DIRECTIONS", "direction_count", "estimators", "levels", "subset_scores", "support_candidates",
            "unit_directions"]

@@ -19,8 +19,12 @@ import math
 
 import numpy as np
 
+from ... import rowwise
+
 #: Refuse when C(d, k)·(3^k - 1) (supports × directions, each scored on n samples) exceeds this.
 MAX_DIRECTIONS = 50_000
+#: Refuse when the per-record levels, n·C(d, k)·(3^k - 1) bytes, exceed this.
+MAX_LEVELS = 2**29
 #: Number of thresholds L_l, spread over [2σ, 2σ + R).
 THRESHOLD_COUNT = 8
 _BLOCK_ELEMENTS = 1 << 22  # projections held in memory at once
@@ -53,14 +57,29 @@ def thresholds(R: float, sigma: float) -> np.ndarray:
     return 2.0 * sigma + (R / THRESHOLD_COUNT) * np.arange(THRESHOLD_COUNT)
 
 
-def subset_scores(samples: np.ndarray, supports: np.ndarray, levels: np.ndarray) -> np.ndarray:
-    """S(T) for every row T of ``supports`` (see module doc)."""
+def levels(samples: np.ndarray, supports: np.ndarray, levels_: np.ndarray) -> np.ndarray:
+    """(n, supports·directions) int8: for every sample, support T and direction v ∈ V_T, how many
+    thresholds ⟨v, X_T⟩ reaches (a per-record map, position-free: each projection is a fixed-order
+    sum of products, ``rowwise.tree_sum``)."""
     directions = unit_directions(supports.shape[1])
-    scores = np.empty(supports.shape[0])
-    block = max(1, _BLOCK_ELEMENTS // (samples.shape[0] * directions.shape[0]))
-    for start in range(0, supports.shape[0], block):
-        chosen = supports[start:start + block]
-        projections = samples[:, chosen] @ directions.T  # (n, supports, directions)
-        counts = (projections[..., None] >= levels).sum(axis=0)  # (supports, directions, levels)
-        scores[start:start + chosen.shape[0]] = counts.max(axis=1).mean(axis=1)
-    return scores
+    n = samples.shape[0]
+    out = np.empty((n, supports.shape[0] * directions.shape[0]), dtype=np.int8)
+    block = max(1, _BLOCK_ELEMENTS // (supports.size * directions.shape[0]))
+    for start in range(0, n, block):
+        chosen = samples[start:start + block][:, supports]  # (rows, supports, k)
+        projections = rowwise.tree_sum(chosen[:, :, None, :] * directions[None, None, :, :])
+        out[start:start + block] = (projections[..., None] >= levels_).sum(axis=-1).reshape(len(chosen), -1)
+    return out
+
+
+def subset_scores(reached: np.ndarray, supports: int, count: int = THRESHOLD_COUNT) -> np.ndarray:
+    """S(T) for every support (module doc) from the samples' ``levels``: the count at threshold l is
+    the number of samples that reach it, exact integers in any order."""
+    counts = np.zeros((count, reached.shape[1]), dtype=np.int64)
+    block = max(1, _BLOCK_ELEMENTS // max(reached.shape[1], 1))
+    for start in range(0, reached.shape[0], block):
+        rows = reached[start:start + block]
+        for level in range(count):
+            counts[level] += (rows > level).sum(axis=0)
+    per_direction = counts.reshape(count, supports, -1)  # (levels, supports, directions)
+    return per_direction.max(axis=2).mean(axis=0)
