@@ -277,3 +277,17 @@ def test_batched_graph_runs_show_what_observe_shows():
     uses = dp.Graph(dp.sequence(dp.release("a", Lap(1.0), lambda x: 0.0),
                                 dp.release("b", Lap(1.0), lambda x, a: a, uses="a")), relation=ReplaceOne())
     assert runners._batched_runs(uses, np.zeros(3), rng, 2) is None  # a release that reads another runs one by one
+
+
+def test_a_graphs_neighbours_are_drawn_inside_its_domain():
+    """The relation draws replacement records beyond the data's range; the auditor moves them into
+    the graph's declared domain, where its claim holds and its input check passes."""
+    from dpledger.audit import audit
+    from dpledger.mechanisms import Laplace
+
+    unit = dp.Graph(dp.release("sum", Laplace(1.0), lambda x: float(x.sum())), dp.ReplaceOne(),
+                    domain=dp.Records(low=0.0, high=1.0))
+    report = audit(unit, data=np.full(5, 0.5), samples=2_000, search_examples=2, seed=0)
+    assert report.ok and not report.violation, str(report)
+    with pytest.raises(ValueError, match="domain="):
+        unit.validate(np.array([0.5, 2.0]))

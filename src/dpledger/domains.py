@@ -103,12 +103,14 @@ class Records(Domain):
                 f"it was stated for. A graph states its records with domain= (e.g. dpledger.Records(shape="
                 f"{array.shape[1:]}) for records of shape {array.shape[1:]}); nothing was charged")
         if self.n is not None and array.shape[0] != self.n:
-            raise ValueError(f"this graph takes {self} (n is public), got {array.shape[0]} records; nothing was charged")
+            raise ValueError(f"this graph takes {self} (n is public: its domain= {self!r}), got {array.shape[0]} "
+                             "records; nothing was charged")
         if array.size and (array.min() < self.low or array.max() > self.high):
-            raise ValueError(f"this graph takes {self}, got values in [{array.min():g}, {array.max():g}]: clip or "
-                             "rescale the data to the domain first; nothing was charged")
+            raise ValueError(f"this graph takes {self} (its domain= {self!r}), got values in [{array.min():g}, "
+                             f"{array.max():g}]: clip or rescale the data first; nothing was charged")
         if self.integer and not np.all(array == np.round(array)):
-            raise ValueError(f"this graph takes {self}, got values that are not integers; nothing was charged")
+            raise ValueError(f"this graph takes {self} (its domain= {self!r}), got values that are not integers; "
+                             "nothing was charged")
         return array
 
     def project(self, records) -> np.ndarray:

@@ -28,3 +28,11 @@ def mean_sensitivity(bound: float, n: int, coordinates: int = 1) -> float:
     summation order (γ_{n−1}·n·bound/n for the sum, a relative u for the division), so
     2·bound·(1/n + γ_n) per coordinate (evaluated with ``EVALUATION``'s margin)."""
     return 2.0 * bound * coordinates * (1.0 / n + gamma(n)) * EVALUATION
+
+
+def sum_sensitivity(bound: float, n: int) -> float:
+    """Sensitivity of the computed sum of n records whose values lie in an interval of width
+    ``bound`` containing 0 (e.g. [0, bound]), when one record is replaced: exactly ``bound``, and
+    each computed sum is within γ_{n−1}·n·bound of its exact value whatever the order, so
+    bound·(1 + 2n·γ_{n−1}) (evaluated with ``EVALUATION``'s margin)."""
+    return bound * (1.0 + 2.0 * n * gamma(max(n - 1, 0))) * EVALUATION

@@ -92,19 +92,24 @@ class Target:
         return self.fn
 
 
-def _around(relation: object, example, rng: np.random.Generator) -> dict:
-    """Default pairs (the example and some of its neighbours) and the relation's neighbours."""
+def _around(relation: object, example, rng: np.random.Generator, domain=None) -> dict:
+    """Default pairs (the example and some of its neighbours) and the relation's neighbours, moved
+    into the graph's ``domain`` when one is given (a neighbour outside it says nothing about the claim)."""
     if example is None or not callable(getattr(relation, "neighbours", None)):
         return {}
-    neighbours = relation.neighbours(example, rng, EXAMPLE_NEIGHBOURS)
-    return {"defaults": tuple((example, other) for other in neighbours), "neighbours": relation.neighbours}
+
+    def neighbours(data, rng, count=10):
+        drawn = relation.neighbours(data, rng, count)
+        return drawn if domain is None else (domain.project(other) for other in drawn)
+    return {"defaults": tuple((example, other) for other in neighbours(example, rng, EXAMPLE_NEIGHBOURS)),
+            "neighbours": neighbours}
 
 
 def _graph(graph: Graph, fn: Callable, label: str, data, rng: np.random.Generator) -> Target:
     guarantee = graph.plan().guarantee
     example = None if data is None else graph.validate(data)
     return Target(label, fn, graph.relation, (guarantee.epsilon, guarantee.delta),
-                  **_around(graph.relation, example, rng))
+                  **_around(graph.relation, example, rng, graph.domain))
 
 
 def _estimator(name: str, data, rng: np.random.Generator) -> Target:
