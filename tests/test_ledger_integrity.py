@@ -34,7 +34,7 @@ def test_a_charge_under_another_relation_than_the_files_is_refused(tmp_path):
     with pytest.raises(dp.RelationError, match="edge-adjacency") as refusal:
         early.spend("x", STEP, relation=dp.ReplaceOne())
     assert "replace-one" in str(refusal.value) and entries(path) == 0
-    assert early.relation == dp.EdgeAdjacency()  # read from the file, inside the refused charge
+    assert early.relation is None  # a refused charge leaves the session as it was
     fixing.spend("y", STEP)
     early.spend("z", STEP)  # the file's relation, read inside the charge
     assert [e.relation for e in fixing.ledger] == ["edge-adjacency"] * 2 == [e.relation for e in early.ledger]
@@ -120,7 +120,7 @@ def test_no_schedule_records_steps_without_its_charge():
     paid = acct.declare("paid", [("q", Laplace(0.5))])
     other = dp.Accountant(dp.PureDP(1.0), relation=dp.ReplaceOne())
     with pytest.raises(dp.PrivacyError, match="not charged"):
-        dp.Schedule(other, paid.entry, paid.steps)  # a schedule this accountant never charged
+        dp.Schedule(other, paid.entry)  # a schedule this accountant never charged
     assert not hasattr(dp.Schedule, "declared")  # the reviewed back door: a schedule built without a charge
     assert len(other.ledger) == 0 and other.spent.epsilon == 0
 
@@ -155,3 +155,67 @@ def test_schedule_names_are_unique_in_a_ledger():
     acct.declare("s", [("q", Laplace(0.25))])
     with pytest.raises(ValueError, match="already"):
         acct.declare("s", [("q", Laplace(0.25))])
+
+
+# --- the fresh review of these fixes ----------------------------------------------------------
+
+def test_a_schedule_handle_cannot_bring_its_own_steps():
+    """A Schedule is built from its charged entry alone; every prepaid step, live or re-read, is
+    checked against the steps that entry declared (a forged handle recorded 100-DP steps under a
+    schedule paid for 0.01-DP ones)."""
+    from dpledger.accountant.schedule import Schedule
+
+    acct = dp.Accountant(dp.PureDP(1.0), relation=dp.ReplaceOne())
+    paid = acct.declare("s", [("q", Laplace(0.01), 3)])
+    with pytest.raises(TypeError):
+        Schedule(acct, paid.entry, paid.steps)
+    with pytest.raises(dp.PrivacyError, match="departs"):
+        Schedule(acct, paid.entry).spend("q", Laplace(100.0))
+    twin = Schedule(acct, paid.entry)  # a second handle shares the ledger's count
+    paid.spend("q", Laplace(0.01))
+    assert twin.left == (("q", 2),) and acct.spent.epsilon == pytest.approx(0.03)
+
+
+def test_a_forged_prepaid_step_in_a_file_is_refused(tmp_path):
+    path = tmp_path / "f.sqlite"
+    acct = dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne())
+    acct.declare("s", [("q", Laplace(0.01), 3)])
+    _insert(path, dp.LedgerEntry("q", "Laplace", "replace-one", dp.PureDP(1000.0), "forged", prepaid="s",
+                                 event={"dp_event": "EpsilonDeltaDpEvent", "epsilon": 1000.0, "delta": 0.0}))
+    with pytest.raises(dp.LedgerError, match="does not cover"):
+        dp.Accountant.open(path, BUDGET)
+
+
+def test_a_rolled_back_charge_never_hides_another_writers_entry(tmp_path):
+    """A refused check after the append rolled back the row but not what the store had seen, so
+    another writer's next row (reusing the id) was never counted: 1.7 spent of a budget of 1."""
+    path = tmp_path / "r.sqlite"
+    a = dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne())
+    b = dp.Accountant.open(path, BUDGET)
+    schedule = a.declare("s", [("q", Laplace(0.1))])
+    schedule.spend("q", Laplace(0.1))
+    with pytest.raises(dp.PrivacyError):
+        dp.Schedule(a, schedule.entry).spend("q", Laplace(0.1))  # one step more than declared
+    b.spend("b", dp.PureDP(0.8))
+    with pytest.raises(dp.BudgetExceeded):
+        a.spend("a", dp.PureDP(0.8))
+    assert dp.Accountant.inspect(path).spent.epsilon == pytest.approx(0.9) and len(a.ledger) == 3
+
+
+def test_a_refused_foreign_entry_stays_refused(tmp_path):
+    path = tmp_path / "l.sqlite"
+    acct = dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne())
+    _insert(path, dp.LedgerEntry("foreign", "declared", "edge-adjacency", STEP, "declared guarantee"))
+    for _ in range(2):
+        with pytest.raises(dp.RelationError):
+            acct.spend("b", dp.PureDP(0.1))
+    assert len(acct.ledger) == 1
+
+
+def test_a_refused_prepaid_step_leaves_no_entry_in_memory():
+    acct = dp.Accountant(BUDGET, relation=dp.ReplaceOne())
+    schedule = acct.declare("s", [("q", Laplace(0.1))])
+    schedule.spend("q", Laplace(0.1))
+    with pytest.raises(dp.PrivacyError):
+        dp.Schedule(acct, schedule.entry).spend("q", Laplace(0.1))  # a second handle, one step too many
+    assert [(e.name, e.prepaid) for e in acct.ledger] == [("s", None), ("q", "s")]

@@ -57,3 +57,28 @@ def test_under_a_python_that_turns_warnings_into_errors():
               "print(dp.Accountant(dp.PureDP(1.0)).run(graph, data, rng=np.random.default_rng(0)).halted)\n")
     done = subprocess.run([sys.executable, "-W", "error", "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "False" and done.stderr == "", done.stderr
+
+
+# --- the fresh review of these fixes: extreme public parameters ---------------------------------
+
+@pytest.mark.parametrize("name, params", [
+    ("mean.clipped", dict(epsilon=1.0, R=1e306, n=1000, d=1)),
+    ("mean.localised", dict(epsilon=1.0, R=1e306, n=1000, d=1, sigma=1e305)),
+    ("sparse_mean.peeling", dict(epsilon=1.0, k=1, R=1e306, n=1000, d=2, sigma=1e305)),
+    ("gmm.neighbourhood", dict(epsilon=4.0, delta=1e-6, k=3, n=6000, d=2, separation=1e306, sigma=1e-10)),
+    ("gmm.neighbourhood", dict(epsilon=4.0, delta=1e-6, k=3, n=6000, d=2, separation=1e-199, sigma=1e-200)),
+    ("gmm.centres", dict(epsilon=4.0, delta=1e-6, k=3, n=3000, d=2, separation=1e-199, sigma=1e-200)),
+])
+def test_public_parameters_whose_sums_could_overflow_or_offsets_underflow_are_refused(name, params):
+    """With n·B above the largest double a clipped mean overflowed to inf on some inputs and not on
+    their neighbours (an error after the charge); with a radius near 1e-200 an offset's squares
+    underflowed and left it unclipped. Both are refused when the graph is built."""
+    with pytest.raises(ValueError, match="overflow|underflow"):
+        dp.estimator(name, **params)
+
+
+def test_the_projection_onto_the_ball_keeps_a_huge_noisy_mean():
+    from dpledger.algorithms.mean.parameters import project_to_ball
+
+    assert project_to_ball(np.array([1.7e305]), 1e306)[0] == 1.7e305  # its norm overflowed, giving 0
+    assert project_to_ball(np.array([3e307, 4e307]), 1.0) == pytest.approx([0.6, 0.8])

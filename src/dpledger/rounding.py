@@ -12,6 +12,17 @@ from __future__ import annotations
 UNIT_ROUNDOFF = 2.0**-53
 #: covers the rounding of evaluating a bound itself in doubles (a few ulps)
 EVALUATION = 1 + 2.0**-40
+#: Largest n·bound a sum of n terms of size at most ``bound`` may reach: every partial sum then
+#: stays far below the largest double (about 2^1024), so none overflows to inf.
+MAX_SUM = 2.0**1000
+
+
+def check_sum(n: int, bound: float, what: str = "a sum") -> None:
+    """Refuse (a ValueError, before any charge) public parameters with which ``what`` of n terms of
+    size up to ``bound`` could overflow: the bounds below assume it never does."""
+    if not n * bound <= MAX_SUM:
+        raise ValueError(f"{what} of {n:,} terms of size up to {bound:.3g} could overflow a double "
+                         "(n·bound > 2^1000); rescale the data and the public bounds")
 
 
 def gamma(m: int) -> float:
@@ -26,7 +37,9 @@ def mean_sensitivity(bound: float, n: int, coordinates: int = 1) -> float:
     ``coordinates`` coordinates, when one record is replaced: exactly 2·bound/n per coordinate, and
     the computed mean fl(fl(Σx)/n) of each input is within γ_n·bound of its exact mean whatever the
     summation order (γ_{n−1}·n·bound/n for the sum, a relative u for the division), so
-    2·bound·(1/n + γ_n) per coordinate (evaluated with ``EVALUATION``'s margin)."""
+    2·bound·(1/n + γ_n) per coordinate (evaluated with ``EVALUATION``'s margin). Refuses a bound
+    whose sum could overflow (``check_sum``)."""
+    check_sum(n, bound, "the mean's sum")
     return 2.0 * bound * coordinates * (1.0 / n + gamma(n)) * EVALUATION
 
 
@@ -34,5 +47,7 @@ def sum_sensitivity(bound: float, n: int) -> float:
     """Sensitivity of the computed sum of n records whose values lie in an interval of width
     ``bound`` containing 0 (e.g. [0, bound]), when one record is replaced: exactly ``bound``, and
     each computed sum is within γ_{n−1}·n·bound of its exact value whatever the order, so
-    bound·(1 + 2n·γ_{n−1}) (evaluated with ``EVALUATION``'s margin)."""
+    bound·(1 + 2n·γ_{n−1}) (evaluated with ``EVALUATION``'s margin). Refuses a bound whose sum
+    could overflow (``check_sum``)."""
+    check_sum(n, bound)
     return bound * (1.0 + 2.0 * n * gamma(max(n - 1, 0))) * EVALUATION

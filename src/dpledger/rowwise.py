@@ -19,6 +19,10 @@ import numpy as np
 
 #: Elements of a temporary (rows × outputs × terms) held at once.
 BLOCK = 1 << 22
+#: Smallest length ``shortened`` accepts: below about 1e-154 the squares of a row longer than the
+#: length can underflow to 0, its length compute as 0 and the row stay unshortened; from 1e-100
+#: up, a row longer than the length has squares summing to at least 1e-200, a normal double.
+MIN_LENGTH = 1e-100
 
 
 def tree_sum(terms: np.ndarray) -> np.ndarray:
@@ -76,7 +80,11 @@ def nearest(rows: np.ndarray, points: np.ndarray) -> np.ndarray:
 
 
 def shortened(rows: np.ndarray, length: float) -> np.ndarray:
-    """Each row shortened to at most ``length`` in ℓ2, its direction kept: x·length/max(||x||, length)."""
+    """Each row shortened to at most ``length`` in ℓ2, its direction kept: x·length/max(||x||, length).
+    ``length`` (public) must be at least ``MIN_LENGTH``."""
+    if not length >= MIN_LENGTH:
+        raise ValueError(f"length {length:g} is below {MIN_LENGTH:g}, where a row's squares can underflow and "
+                         "leave it unshortened; rescale the data")
     rows = np.asarray(rows, dtype=float)
     norms = np.sqrt(squared_norms(rows))
     return rows * (length / np.maximum(norms, length))[:, None]

@@ -24,13 +24,14 @@ import numpy as np
 
 from .. import _random
 from .. import guarantees as _g
-from ..errors import BudgetExceeded, LedgerError, PrivacyError, RelationError
+from ..errors import BudgetExceeded, PrivacyError, RelationError
 from ..mechanisms.base import Mechanism
 from ..relations import Relation, check as check_relation, from_name
 from . import events as _events, filters as _filters
 from .ledger import Ledger, LedgerEntry
 from .cost import cost_of
-from .schedule import Schedule, declared as declared_schedule, declared_count
+from .book import Book
+from .schedule import Schedule, declared as declared_schedule
 from . import storage
 from .storage import MemoryStore, SQLiteStore
 
@@ -80,41 +81,53 @@ class Accountant:
         store = SQLiteStore(path, budget, rule.describe(), None if relation is None else check_relation("relation", relation))
         self._setup(budget, rule, store.relation, store)
         with self._lock, store.transaction() as earlier:
-            self._absorb(earlier)
+            book = self._book.copy()
+            book.take(earlier)
+        self._book = book
         return self
 
-    def _setup(self, budget, rule, relation, store) -> None:
+    def _setup(self, budget, rule, relation, store, strict: bool = True) -> None:
         self.budget = budget
         self.filter = rule
-        self.relation = None if relation is None else check_relation("relation", relation)
         self._store = store
+        self._book = Book(rule, None if relation is None else check_relation("relation", relation),
+                          str(getattr(store, "path", "the ledger")), strict)
         self.ledger = Ledger(store, summary=self.summary)
         self._lock = threading.RLock()
-        self._total = rule.zero()
-        self._schedules: dict[str, list] = {}  # schedule name -> [its charge, prepaid steps recorded]
-        self._doubts: list[str] = []  # what ``inspect`` found that a charging accountant refuses
 
     @classmethod
     def inspect(cls, path) -> "Accountant":
         """A read-only, in-memory copy of the ledger file ``path``: its entries, filter, spent and
         remaining (for ``dpledger ledger show``). Files written before filters existed (schema 1)
         are read under the basic filter, valid for any steps. A file that mixes relations or holds
-        prepaid steps of no charged schedule is read too, the latter priced at their own cost, and
-        its summary says so."""
+        prepaid steps no charged schedule covers is read too, the latter priced at their own cost,
+        and its summary says so."""
         meta, entries = storage.read(path)
         budget = _g.from_dict(json.loads(meta["budget"]))
         spec = json.loads(meta["filter"]) if "filter" in meta else {"filter": "basic"}
         relation = from_name(meta["relation"]) if "relation" in meta else None
-        self = cls(budget, spec["filter"], relation, orders=spec.get("orders"))
+        self = cls.__new__(cls)
+        store = MemoryStore()
         for entry in entries:
-            self._store.append(entry)
-        self._absorb(entries, strict=False)
+            store.append(entry)
+        self._setup(budget, _filters.make(spec["filter"], budget, spec.get("orders")), relation, store, strict=False)
+        self._book.where = str(path)
+        self._book.take(entries)
         return self
+
+    @property
+    def relation(self) -> Relation | None:
+        """The neighbouring relation every charge is made under (None until one is recorded or given)."""
+        return self._book.relation
+
+    @property
+    def _total(self):
+        return self._book.total
 
     def summary(self) -> list[str]:
         """The budget, its filter, spent and remaining: the lines above a ledger's table."""
         return [f"budget {self.budget} under the {self.filter.name!r} filter ({self.filter.source})",
-                f"spent: {self.spent}", f"remaining: {self.remaining}", *self._doubts]
+                f"spent: {self.spent}", f"remaining: {self.remaining}", *self._book.doubts]
 
     # -- the budget ---------------------------------------------------------------------------
     @property
@@ -138,8 +151,11 @@ class Accountant:
 
     def refresh(self) -> None:
         """Take in charges that other processes sharing the ledger file made since we last looked."""
-        with self._lock, self._store.transaction() as others:
-            self._absorb(others)
+        with self._lock:
+            with self._store.transaction() as others:
+                book = self._book.copy()
+                book.take(others)
+            self._book = book
 
     # -- charging -----------------------------------------------------------------------------
     def spend(self, name: str, what: _g.Guarantee | Mechanism, relation: Relation | None = None) -> LedgerEntry:
@@ -179,120 +195,72 @@ class Accountant:
         the whole enters the filter as one step. Its graphs must be private under the session's
         relation; schedule names are unique in a ledger.
         """
-        items, cost = declared_schedule(name, steps)
-        entry = self._charge(name, cost, relation)
-        return Schedule(self, entry, items)
+        entry = self._charge(name, declared_schedule(name, steps), relation)
+        return Schedule(self, entry)
 
     def charged_schedule(self, entry: LedgerEntry) -> bool:
         """Whether ``entry`` is the charge of a schedule this accountant recorded or read."""
         with self._lock:
-            known = self._schedules.get(entry.name)
+            known = self._book.schedules.get(entry.name)
             return known is not None and known[0] == entry
 
-    def _relation_for(self, *named: Relation | None) -> Relation:
+    def prepaid_count(self, schedule: str) -> int:
+        """How many prepaid steps of ``schedule`` the ledger holds (as this accountant has read it)."""
+        with self._lock:
+            known = self._book.schedules.get(schedule)
+            return 0 if known is None else known[2]
+
+    def _relation_for(self, *named: Relation | None, book: Book | None = None) -> Relation:
         """The relation a charge is made under: the one the step names (explicitly, or as its
         graph's), which must agree with each other and with the session's; the session's when the
         step names none. Changes nothing: only a recorded entry fixes the session's relation."""
+        current = (self._book if book is None else book).relation
         stated = {check_relation("relation", r) for r in named if r is not None}
         if len(stated) > 1:
             raise RelationError(f"the step is named under {' and '.join(sorted(map(str, stated)))} at once: a graph is "
                                 "charged under its own relation. Nothing was charged.")
-        relation = next(iter(stated), self.relation)
+        relation = next(iter(stated), current)
         if relation is None:
             raise PrivacyError("name the neighbouring relation: Accountant(budget, relation=ReplaceOne()) or "
                                "spend(..., relation=...)")
-        if self.relation is not None and relation != self.relation:
+        if current is not None and relation != current:
             raise RelationError(
-                f"this accountant charges under {self.relation}; a step under {relation} cannot be composed with it "
+                f"this accountant charges under {current}; a step under {relation} cannot be composed with it "
                 "(use a separate accountant, or restate the step under the same relation). Nothing was charged.")
         return relation
 
-    def _adopt(self, relation: Relation | None, where: str) -> None:
-        """Take the relation of a recorded charge (or of the ledger file) as the session's."""
-        if relation is None:
-            return
-        if self.relation is None:
-            self.relation = relation
-        elif relation != self.relation:
-            raise RelationError(f"{where} is under {relation}, but this ledger charges under {self.relation}: "
-                                "guarantees under different relations do not compose. Nothing was charged; "
-                                "Accountant.inspect reads the file.")
-
-    def _absorb(self, entries, strict: bool = True) -> None:
-        """Take in recorded entries (ours after a restart, or other processes'): price them, and check
-        that each is under the session's relation and that each prepaid step belongs to a schedule
-        charged before it, within its declared count. ``strict=False`` (``inspect``) reads a ledger
-        that fails a check, pricing such a step at its own cost, and notes why."""
-        where = getattr(self._store, "path", "the ledger")
-        for entry in entries:
-            try:
-                self._adopt(from_name(entry.relation), f"{where}: the charge {entry.name!r}")
-            except RelationError:
-                if strict:
-                    raise
-                self._doubt(f"MIXED RELATIONS: {where} mixes {self.relation} and {entry.relation} (charge "
-                            f"{entry.name!r}); its totals are a guarantee under neither")
-            price = self._price(entry)
-            if entry.prepaid is not None:
-                why = self._prepaid(entry)
-                if why is not None:
-                    if strict:
-                        raise LedgerError(f"{where}: {why}; refused for charging (Accountant.inspect reads it)")
-                    self._doubt(f"{why}: priced at its own cost")
-                    price = self.filter.price(entry.guarantee, _events.from_dict(entry.event))
-            if entry.mechanism == "schedule" and entry.prepaid is None:
-                if entry.name in self._schedules and strict:
-                    raise LedgerError(f"{where} charges two schedules named {entry.name!r}")
-                self._schedules[entry.name] = [entry, 0]
-            self._total = _add(self._total, price)
-
-    def _prepaid(self, entry: LedgerEntry) -> str | None:
-        """Count a prepaid step against its schedule; why it is not covered, or None."""
-        known = self._schedules.get(entry.prepaid)
-        if known is None:
-            return f"the step {entry.name!r} is recorded as prepaid by {entry.prepaid!r}, but no schedule of that name was charged before it"
-        declared = declared_count(known[0])
-        if known[1] >= declared:
-            return f"schedule {entry.prepaid!r} declared {declared} steps, and {entry.name!r} would be one more"
-        known[1] += 1
-        return None
-
-    def _doubt(self, line: str) -> None:
-        if line not in self._doubts:
-            self._doubts.append(line)
-
-    def _price(self, entry: LedgerEntry):
-        if entry.prepaid is not None:
-            return self.filter.zero()
-        return self.filter.price(entry.guarantee, _events.from_dict(entry.event))
-
     def _charge(self, name, cost, relation=None, prepaid: str | None = None) -> LedgerEntry:
-        """Price ``cost`` through the filter (nothing for a step of a schedule paid in advance) and
-        append its entry, atomically; ``BudgetExceeded`` with nothing recorded if it does not fit.
-        Every check runs inside the store's transaction, against what the store holds now."""
+        """Price ``cost`` through the filter (nothing for a step of a schedule paid in advance, which
+        must be its next declared step) and append its entry, atomically; ``BudgetExceeded`` with
+        nothing recorded if it does not fit. Every check runs inside the store's transaction, on a
+        copy of the book brought up to date with what the store holds now, before the append; the
+        book is replaced only once the store has committed."""
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
-        with self._lock, self._store.transaction() as others:
-            self._absorb(others)
-            self._adopt(self._store.relation, getattr(self._store, "path", "the ledger"))
-            relation = self._relation_for(relation, cost.relation)
-            if cost.kind == "schedule" and name in self._schedules:
-                raise ValueError(f"a schedule named {name!r} was already charged in this ledger; name it differently. "
-                                 "Nothing was charged.")
-            if prepaid is not None and prepaid not in self._schedules:
-                raise LedgerError(f"no schedule named {prepaid!r} was charged here. Nothing was recorded.")
-            price = self.filter.zero() if prepaid is not None else self.filter.price(cost.guarantee, cost.event)
-            total = _add(self._total, price)
-            if not self.filter.fits(total):
-                raise BudgetExceeded(
-                    f"charging {name!r} ({cost.guarantee}; {self.filter.price_text(price)}) would exceed the "
-                    f"budget {self.budget} under the {self.filter.name!r} filter: spent {self.filter.usage(self._total)}. "
-                    "Nothing was charged."
-                )
-            entry = LedgerEntry(name, cost.kind, str(relation), cost.guarantee, cost.rule, cost.params, cost.steps,
-                                _events.to_dict(cost.event), charged=self.filter.price_text(price), prepaid=prepaid)
-            self._store.append(entry, relation)
-            self._absorb([entry])  # the session's relation, schedules and total, exactly as a re-read would
+        with self._lock:
+            with self._store.transaction() as others:
+                book = self._book.copy()
+                book.take(others)
+                book.adopt(self._store.relation, book.where)
+                relation = self._relation_for(relation, cost.relation, book=book)
+                if cost.kind == "schedule" and name in book.schedules:
+                    raise ValueError(f"a schedule named {name!r} was already charged in this ledger; name it "
+                                     "differently. Nothing was charged.")
+                if prepaid is not None:
+                    cost = attrs.evolve(cost, rule=book.prepaid_rule(prepaid, name, cost))
+                price = self.filter.zero() if prepaid is not None else self.filter.price(cost.guarantee, cost.event)
+                total = tuple(t + p for t, p in zip(book.total, price))
+                if not self.filter.fits(total):
+                    raise BudgetExceeded(
+                        f"charging {name!r} ({cost.guarantee}; {self.filter.price_text(price)}) would exceed the "
+                        f"budget {self.budget} under the {self.filter.name!r} filter: spent "
+                        f"{self.filter.usage(book.total)}. Nothing was charged.")
+                entry = LedgerEntry(name, cost.kind, str(relation), cost.guarantee, cost.rule, cost.params,
+                                    cost.steps, _events.to_dict(cost.event), charged=self.filter.price_text(price),
+                                    prepaid=prepaid)
+                book.take([entry])  # exactly as a re-read will: checked before it is written
+                self._store.append(entry, relation)
+            self._book = book
             return entry
 
     # -- export -------------------------------------------------------------------------------
@@ -312,10 +280,6 @@ class Accountant:
 
     def __repr__(self) -> str:
         return f"Accountant(budget={self.budget}, filter={self.filter.name!r}, spent: {self.spent})"
-
-
-def _add(total, price):
-    return tuple(t + p for t, p in zip(total, price))
 
 
 def execute(graph, plan, data, rng, entry: LedgerEntry) -> Result:

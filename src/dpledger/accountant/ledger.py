@@ -37,21 +37,26 @@ def _plain(value: Any) -> Any:
 
 @attrs.frozen
 class PlanStep:
-    """One line of a plan: where in the graph, which mechanism or rule, at what cost."""
+    """One line of a plan: where in the graph, which mechanism or rule, at what cost. ``event`` (the
+    step's dp-accounting event in JSON form) is kept for a declared schedule's steps, which its
+    prepaid steps are checked against whenever the ledger is read."""
 
     path: str
     mechanism: str
     guarantee: _g.Guarantee
     rule: str
     params: dict = attrs.field(factory=dict, converter=_plain)
+    event: dict | None = None
 
     def to_dict(self) -> dict:
-        return {"path": self.path, "mechanism": self.mechanism, "guarantee": _g.to_dict(self.guarantee),
-                "rule": self.rule, "params": self.params}
+        out = {"path": self.path, "mechanism": self.mechanism, "guarantee": _g.to_dict(self.guarantee),
+               "rule": self.rule, "params": self.params}
+        return out if self.event is None else {**out, "event": self.event}
 
     @classmethod
     def from_dict(cls, data: dict) -> "PlanStep":
-        return cls(data["path"], data["mechanism"], _g.from_dict(data["guarantee"]), data["rule"], data["params"])
+        return cls(data["path"], data["mechanism"], _g.from_dict(data["guarantee"]), data["rule"], data["params"],
+                   data.get("event"))
 
 
 @attrs.frozen

@@ -81,9 +81,10 @@ class DeclaredStep:
     times: int
 
 
-def declared(name: str, steps) -> tuple[tuple[DeclaredStep, ...], Cost]:
-    """The declared steps and what the whole schedule costs (tight composition), before any charge.
-    The graphs among the steps must share one relation, which the schedule's cost then names."""
+def declared(name: str, steps) -> Cost:
+    """What the whole schedule costs (tight composition), before any charge: a ``Cost`` whose plan
+    steps are the declared steps, each with its event and ``times`` (``declared_steps`` reads them
+    back). The graphs among the steps must share one relation, which the cost then names."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty string, got {name!r}")
     if isinstance(steps, (str, bytes)) or not hasattr(steps, "__iter__"):
@@ -100,13 +101,49 @@ def declared(name: str, steps) -> tuple[tuple[DeclaredStep, ...], Cost]:
     g = _tight.guarantee(event, _rules.compose(*(g for g, _ in parts)))
     rule = "declared schedule, fixed in advance: tight composition (PLD / Rényi, dp-accounting)"
     plan_steps = tuple(PlanStep(f"{name}/{s.name}", s.cost.kind, s.cost.guarantee, s.cost.rule,
-                                {**s.cost.params, "times": s.times}) for s in items)
-    return items, Cost(g, event, "schedule", {}, rule, plan_steps, next(iter(relations), None))
+                                {**s.cost.params, "times": s.times}, _events.to_dict(s.cost.event)) for s in items)
+    return Cost(g, event, "schedule", {}, rule, plan_steps, next(iter(relations), None))
 
 
-def declared_count(entry: LedgerEntry) -> int:
-    """How many steps the schedule charged by ``entry`` declared (its steps' ``times``)."""
-    return sum(int(step.params.get("times", 1)) for step in entry.steps)
+def declared_steps(entry: LedgerEntry) -> tuple[DeclaredStep, ...]:
+    """The steps a schedule's charge ``entry`` declared, read from the entry alone (so a ledger read
+    after a restart, or by another process, checks its prepaid steps exactly as the live session
+    does). A step recorded without its event (an older ledger) is held to its (ε, δ) guarantee."""
+    out = []
+    for step in entry.steps:
+        event = _events.from_dict(step.event) if step.event is not None else _events.EpsilonDeltaDpEvent.of(step.guarantee)
+        name = step.path.split("/", 1)[1] if "/" in step.path else step.path
+        out.append(DeclaredStep(name, Cost(step.guarantee, event, step.mechanism, step.params, step.rule),
+                                int(step.params.get("times", 1))))
+    return tuple(out)
+
+
+def next_step(steps: tuple[DeclaredStep, ...], done: int) -> tuple[DeclaredStep, int] | None:
+    """The declared step that the ``done + 1``-th prepaid step must match, with its run number
+    (1-based), or None when every declared step has run."""
+    for step in steps:
+        if done < step.times:
+            return step, done + 1
+        done -= step.times
+    return None
+
+
+def check_prepaid(schedule: str, steps: tuple[DeclaredStep, ...], done: int, name: str, actual: Cost) -> str:
+    """The rule of the ``done + 1``-th prepaid step of ``schedule``, or a ``PrivacyError`` when
+    ``name`` and ``actual`` are not the next declared step or not dominated by it."""
+    found = next_step(steps, done)
+    if found is None:
+        raise PrivacyError(f"schedule {schedule!r} has run all its declared steps; {name!r} was not declared. "
+                           "Nothing was run.")
+    step, run = found
+    where = f"declared step {step.name!r} ({run} of {step.times}) of schedule {schedule!r}"
+    if name != step.name:
+        raise PrivacyError(f"{name!r} is not the next step of schedule {schedule!r}: the next is {where}. "
+                           "Nothing was run.")
+    why = _within(actual, step.cost)
+    if why is not None:
+        raise PrivacyError(f"{name!r} departs from {where}: {why}. Nothing was run.")
+    return f"{where}, paid when the schedule was declared; {actual.rule}"
 
 
 class Schedule:
@@ -114,27 +151,32 @@ class Schedule:
     here in order, ``spend`` and ``run`` as on the accountant, each checked against its declared step
     before it runs. Stopping early is allowed; nothing paid is refunded.
 
-    Only the accountant that recorded ``entry`` (the schedule's charge) can hold it: a schedule
-    never records a step that its declaration did not pay for."""
+    The declared steps and how many have run are the ledger's: the accountant checks every prepaid
+    step, inside its charge's transaction, against the schedule's recorded charge ``entry`` (and
+    refuses a schedule it never charged), so no handle records a step its declaration did not pay for."""
 
-    def __init__(self, accountant, entry: LedgerEntry, steps: tuple[DeclaredStep, ...]):
+    def __init__(self, accountant, entry: LedgerEntry):
         if not accountant.charged_schedule(entry):
             raise PrivacyError(f"schedule {entry.name!r} was not charged by this accountant: declare it with "
                                "Accountant.declare, which charges it in full first")
-        self._accountant, self.entry, self.name, self.steps = accountant, entry, entry.name, tuple(steps)
-        self._position, self._done = 0, 0  # index of the current declared step, runs done of it
+        self._accountant, self.entry, self.name = accountant, entry, entry.name
+        self.steps = declared_steps(entry)
 
     @property
     def left(self) -> tuple[tuple[str, int], ...]:
-        """The declared steps still to run: (name, times left)."""
-        rest = [(s.name, s.times) for s in self.steps[self._position:]]
-        if rest:
-            rest[0] = (rest[0][0], rest[0][1] - self._done)
+        """The declared steps still to run: (name, times left), as the ledger counts them."""
+        done = self._accountant.prepaid_count(self.name)
+        rest = []
+        for step in self.steps:
+            left = step.times - min(done, step.times)
+            done = max(done - step.times, 0)
+            if left:
+                rest.append((step.name, left))
         return tuple(rest)
 
     def spend(self, name: str, what) -> LedgerEntry:
         """Record the next declared step (already paid), after checking it against the declaration."""
-        return self._record(name, cost_of(what))
+        return self._accountant._charge(name, cost_of(what), prepaid=self.name)  # noqa: SLF001
 
     def run(self, graph, data, rng=None, name: str | None = None):
         """Run a graph as the next declared step: checked, validated and recorded before it runs."""
@@ -143,28 +185,8 @@ class Schedule:
         plan = self._accountant.plan(graph)
         data = graph.validate(data)
         rng = _random.generator(rng)
-        entry = self._record(name or plan.name, cost_of(plan))
+        entry = self._accountant._charge(name or plan.name, cost_of(plan), prepaid=self.name)  # noqa: SLF001
         return execute(graph, plan, data, rng, entry)
-
-    def _record(self, name: str, actual: Cost) -> LedgerEntry:
-        with self._accountant._lock:  # noqa: SLF001 - the schedule's position moves with the ledger
-            if self._position >= len(self.steps):
-                raise PrivacyError(f"schedule {self.name!r} has run all its declared steps; {name!r} was not declared")
-            step = self.steps[self._position]
-            where = f"declared step {step.name!r} ({self._done + 1} of {step.times}) of schedule {self.name!r}"
-            if name != step.name:
-                raise PrivacyError(f"{name!r} is not the next step of schedule {self.name!r}: the next is {where}. "
-                                   "Nothing was run.")
-            why = _within(actual, step.cost)
-            if why is not None:
-                raise PrivacyError(f"{name!r} departs from {where}: {why}. Nothing was run.")
-            rule = f"{where}, paid when the schedule was declared"
-            entry = self._accountant._charge(name, attrs.evolve(actual, rule=f"{rule}; {actual.rule}"), None,
-                                             prepaid=self.name)  # noqa: SLF001
-            self._done += 1
-            if self._done == step.times:
-                self._position, self._done = self._position + 1, 0
-            return entry
 
 
 def _declared_step(index: int, item) -> DeclaredStep:

@@ -99,12 +99,16 @@ class SQLiteStore:
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; a rollback also rolls back what this store has seen (a row read
+        or inserted in it is read again next time: another writer may reuse a rolled-back id)."""
         with self._lock:
+            seen, relation = self._seen, getattr(self, "relation", None)
             self._connection.execute("BEGIN IMMEDIATE")
             try:
                 yield self._connection
             except BaseException:
                 self._connection.execute("ROLLBACK")
+                self._seen, self.relation = seen, relation
                 raise
             self._connection.execute("COMMIT")
 

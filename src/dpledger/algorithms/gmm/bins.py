@@ -55,5 +55,5 @@ def averages(rows: np.ndarray, bins: Bins) -> np.ndarray:
     out = []
     for cell, members in zip(bins.cells, bins.members(rows)):
         corner = bins.offset + cell * bins.width
-        out.append(corner + (members - corner).mean(axis=0))
+        out.append(corner + np.clip(members - corner, 0.0, bins.width).mean(axis=0))  # offsets in [0, b] exactly
     return np.array(out)

@@ -23,7 +23,7 @@ import math
 
 import attrs
 
-from ... import _validate
+from ... import _validate, rowwise
 from ...mechanisms import Gaussian, HistogramLearner
 from ...rounding import UNIT_ROUNDOFF, gamma as _gamma
 from . import projected
@@ -38,6 +38,9 @@ MAX_N, MAX_D = 10**16, 10**7
 SPLIT_EPSILON_CAP = 50.0
 #: How ν(i) is formed: Algorithm D.5's membership matrix, or plain radius neighbourhoods.
 METHODS = ("membership", "neighbourhood")
+#: Public lengths (separation, σ, radius, bin width) accepted: from ``rowwise.MIN_LENGTH`` (no
+#: underflow in a clipped offset) to 1e100 (sums of n <= MAX_N offsets stay finite).
+MIN_SCALE, MAX_SCALE = rowwise.MIN_LENGTH, 1e100
 #: Output is called useful when the step-6 noise radius σ_V·sqrt(d) is below separation / USEFUL_RATIO
 #: (a quarter of the default bin width): the noisy rows of a cluster then mostly share a bin.
 USEFUL_RATIO = 8.0
@@ -197,14 +200,18 @@ def calibrate(n: int, d: int, k: int, separation: float, epsilon: float, delta: 
     delta = _validate.probability("delta", delta, low_open=True)
     t = _check_tuning(tuning)
     radius = t.radius if t.radius is not None else default_radius(d, separation, sigma)
-    if not math.isfinite(radius * separation * sigma):
-        raise ValueError(f"separation={separation:g} and sigma={sigma:g} are too large to calibrate; rescale the data")
+    bin_width = t.bin_width if t.bin_width is not None else separation / 2.0
+    for name, value in (("separation", separation), ("sigma", sigma), ("radius", radius), ("bin_width", bin_width)):
+        if not MIN_SCALE <= value <= MAX_SCALE:
+            raise ValueError(f"{name}={value:g} must lie in [{MIN_SCALE:g}, {MAX_SCALE:g}]: smaller, a clipped offset's "
+                             "squares could underflow and leave it unclipped; larger, sums of n offsets could overflow. "
+                             "Rescale the data")
     cap = t.cap if t.cap is not None else n / k
     # τ: the tuning's (default 0.05·sqrt(cap)), never below the floor every input reaches
     accuracy = max(t.accuracy if t.accuracy is not None else 0.05 * math.sqrt(cap), accuracy_floor(n, t.c, cap))
     common = dict(method=method, n=n, d=d, k=k, separation=separation, sigma=sigma, epsilon=epsilon, delta=delta, radius=radius,
                   c=t.c, cap=cap, low=t.low, high=t.high, floor=t.floor if t.floor is not None else cap / 2.0,
-                  accuracy=accuracy, bin_width=t.bin_width if t.bin_width is not None else separation / 2.0,
+                  accuracy=accuracy, bin_width=bin_width,
                   delta_w=math.sqrt(24.0 * t.c * cap) + 2.0 * accuracy)
     gamma = t.gamma_share * delta
     regimes = [("deterministic", 1, 0.0)]
@@ -358,7 +365,8 @@ def _regime(common: dict, t: Tuning, regime: str, m: int, gamma: float, order: s
         # Δ_V ∝ sqrt(s): take the largest s whose noise radius stays a quarter of a bin (the bin
         # averages' noise falls like 1/s), but never fewer rows than the histogram needs.
         unit = Gaussian(eps1, delta1, constant / LATTICE_SHARE).sigma * math.sqrt(common["d"])
-        s = min(n, max(s, math.floor((common["bin_width"] / (4.0 * unit)) ** 2)))
+        ratio = common["bin_width"] / (4.0 * unit)
+        s = min(n, max(s, n if ratio >= math.sqrt(n) else math.floor(ratio * ratio)))
     if s > n:
         return f"step 5 needs a subsample of s={s} rows > n"
     try:

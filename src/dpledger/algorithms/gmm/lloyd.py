@@ -26,10 +26,9 @@ from ...rounding import EVALUATION, UNIT_ROUNDOFF, gamma
 #: most points a step accepts: the summation term n·γ_n of the sensitivity grows like n²u, 1% at
 #: n = 10^7 (and 2× at 10^8)
 MAX_POINTS = 10**7
-#: smallest clip radius accepted: below about 1e-154 an offset's squared length can round to 0 and
-#: leave it unclipped; from 1e-100 up, underflow moves a clipped offset by at most sqrt(d)·2^-1074,
-#: far inside the γ allowance (docs/proofs.md)
-MIN_CLIP = 1e-100
+#: smallest clip radius accepted (``rowwise.MIN_LENGTH``): from 1e-100 up, underflow moves a
+#: clipped offset by at most sqrt(d)·2^-1074, far inside the γ allowance (docs/proofs.md)
+MIN_CLIP = rowwise.MIN_LENGTH
 
 
 def step_sensitivity(n: int, d: int, clip: float) -> float:

@@ -30,7 +30,10 @@ def domain(n: int, d: int) -> Records:
 
 def project_to_ball(vector: np.ndarray, radius: float) -> np.ndarray:
     """The nearest point of the ℓ2 ball of the a priori radius (post-processing, Lemma A.2)."""
-    norm = float(np.linalg.norm(vector))
+    scale = float(np.max(np.abs(vector))) if vector.size else 0.0
+    if scale == 0.0:
+        return vector
+    norm = scale * float(np.sqrt(np.sum((vector / scale) ** 2)))  # scaled: no overflow near 1e308
     return vector if norm <= radius else vector * (radius / norm)
 
 
