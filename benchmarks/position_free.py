@@ -4,7 +4,8 @@
    (BLAS products, numpy's einsum) and as they compute it now (``dpledger.rowwise``: elementwise
    products and fixed reduction trees), 1 BLAS thread, minimum of repeats, and the ratio.
 2. Whole runs of the estimators whose maps changed (``gmm.projected``, ``gmm.neighbourhood``,
-   ``mean.localised``, ``sparse_mean.exponential``): seconds per run.
+   ``mean.localised``, ``sparse_mean.exponential``), seconds per run, beside the same runs of the
+   commit before the fixes (a temporary git worktree), in fresh processes.
 3. Noise: the sensitivities that gained a rounding allowance, against the bound without it, at
    several n (the noise grows by the same factor).
 
@@ -13,7 +14,13 @@ Run: python benchmarks/position_free.py [--quick]. Writes results/position_free.
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
 import time
 
 import numpy as np
@@ -21,7 +28,7 @@ from threadpoolctl import threadpool_limits
 
 import dpledger as dp
 from dpledger import rowwise
-from dpledger.algorithms.gmm import calibration, sample_mixture
+from dpledger.algorithms.gmm import calibration
 from dpledger.rounding import mean_sensitivity
 
 from _common import quick_run, write
@@ -68,25 +75,64 @@ def maps(quick: bool) -> list[dict]:
     return rows
 
 
-def runs(quick: bool) -> list[dict]:
+#: The commit before the second review's fixes: its estimators are timed beside today's.
+BEFORE = "3f01780"
+
+TIMING = """
+import json, math, sys, time
+import numpy as np
+import dpledger as dp
+from dpledger.algorithms.gmm import sample_mixture
+from threadpoolctl import threadpool_limits
+
+def settings():
     rng = np.random.default_rng(1)
-    repeats = 2 if quick else 5
-    out = []
     data, truth, _ = sample_mixture(20_000, 3, 50, 20.0, rng)
     radius = float(np.linalg.norm(truth, axis=1).max() + math.sqrt(50) + 6)
-    settings = [
+    return [
         ("gmm.projected", dict(epsilon=4.0, delta=1e-6, k=3, n=20_000, d=50, separation=20.0, radius=radius), data),
         ("gmm.neighbourhood", dict(epsilon=4.0, delta=1e-6, k=3, n=6000, d=2, separation=10.0),
          sample_mixture(6000, 3, 2, 10.0, rng)[0]),
         ("mean.localised", dict(epsilon=1.0, R=10.0, n=100_000, d=20), rng.standard_normal((100_000, 20))),
         ("sparse_mean.exponential", dict(epsilon=1.0, k=2, R=10.0, n=2000, d=20), rng.standard_normal((2000, 20))),
     ]
-    for name, params, x in settings:
+
+out = []
+with threadpool_limits(1):
+    for name, params, x in settings():
         graph = dp.estimator(name, **params)
         checked = graph.validate(x)
-        seconds = best(lambda: graph.execute(checked, np.random.default_rng(0)), repeats)
-        out.append({"estimator": name, "n": params["n"], "d": params["d"], "seconds": seconds})
-    return out
+        times = []
+        for _ in range(int(sys.argv[1])):
+            start = time.perf_counter()
+            graph.execute(checked, np.random.default_rng(0))
+            times.append(time.perf_counter() - start)
+        out.append({"estimator": name, "n": params["n"], "d": params["d"], "seconds": min(times)})
+print(json.dumps(out))
+"""
+
+
+def _timed(source: pathlib.Path, repeats: int) -> list[dict]:
+    done = subprocess.run([sys.executable, "-c", TIMING, str(repeats)], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(source)})
+    return json.loads(done.stdout)
+
+
+def runs(quick: bool) -> list[dict]:
+    """Whole runs, today's code beside the commit before the fixes (a git worktree of BEFORE),
+    alternating, in fresh processes, 1 BLAS thread."""
+    repeats = 2 if quick else 5
+    root = pathlib.Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as scratch:
+        before = pathlib.Path(scratch) / "before"
+        subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", "-q", str(before), BEFORE], check=True)
+        try:
+            old = _timed(before / "src", repeats)
+            new = _timed(root / "src", repeats)
+        finally:
+            subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", str(before)], check=True)
+    return [{**now, "before_s": then["seconds"], "ratio": now["seconds"] / then["seconds"]}
+            for now, then in zip(new, old)]
 
 
 def noise() -> list[dict]:
@@ -109,9 +155,10 @@ def markdown(result: dict) -> str:
              "| map | n | d | before (s) | now (s) | now / before |", "|---|---|---|---|---|---|"]
     lines += [f"| {r['map']} | {r['n']:,} | {r['d']} | {r['before_s']:.4f} | {r['now_s']:.4f} | {r['ratio']:.1f}× |"
               for r in result["maps"]]
-    lines += ["", "### Whole runs (seconds per run, minimum of repeats)", "", "| estimator | n | d | seconds |",
-              "|---|---|---|---|"]
-    lines += [f"| {r['estimator']} | {r['n']:,} | {r['d']} | {r['seconds']:.3f} |" for r in result["runs"]]
+    lines += ["", f"### Whole runs, 1 thread (seconds per run, minimum of repeats): before ({BEFORE}) and now", "",
+              "| estimator | n | d | before (s) | now (s) | now / before |", "|---|---|---|---|---|---|"]
+    lines += [f"| {r['estimator']} | {r['n']:,} | {r['d']} | {r['before_s']:.3f} | {r['seconds']:.3f} | "
+              f"{r['ratio']:.2f}× |" for r in result["runs"]]
     lines += ["", "### Noise: sensitivity with the rounding allowance over the bound without it", "",
               "| bound | n | ratio |", "|---|---|---|"]
     lines += [f"| {r['bound']} | {r['n']:,} | {r['ratio']:.8f} |" for r in result["noise"]]
