@@ -228,3 +228,22 @@ def test_a_function_that_cannot_take_its_uses_is_refused_before_the_charge():
     fine = dp.Graph(dp.sequence(released, dp.postprocess("mean", lambda sum: sum / 10, uses="sum")),
                     relation=dp.ReplaceOne())
     dp.Accountant(dp.PureDP(5.0)).run(fine, np.ones(3), rng=rng())  # matching names run as before
+
+
+def test_input_outside_the_graphs_domain_is_refused_before_the_charge():
+    """Second review, finding 11: a graph built for scalar records, run on a (500, 2) array, was
+    charged and released with twice its stated sensitivity. Every graph has a domain (by default
+    one finite double per record), checked before the charge."""
+    from dpledger.mechanisms import Laplace
+
+    summed = dp.Graph(dp.release("sum", Laplace(1.0), lambda x: float(np.clip(x, 0, 1).sum())), dp.ReplaceOne())
+    acct = dp.Accountant(dp.PureDP(1.0), relation=dp.ReplaceOne())
+    with pytest.raises(ValueError, match=r"domain=.*\(2,\)"):
+        acct.run(summed, np.full((500, 2), 0.5))
+    assert len(acct.ledger) == 0 and acct.spent.epsilon == 0
+    points = dp.Graph(summed.root, dp.ReplaceOne(), domain=dp.Records(shape=(2,), low=0.0, high=1.0))
+    assert "of shape (2,)" in str(points.plan()) and acct.run(points, np.full((500, 2), 0.5)).entry.params["domain"]
+    with pytest.raises(TypeError, match="domain"):
+        dp.Graph(summed.root, dp.EdgeAdjacency(), domain=dp.Records())
+    with pytest.raises(ValueError, match="AddRemoveOne"):
+        dp.Graph(summed.root, dp.AddRemoveOne(), domain=dp.Records(n=5))
