@@ -2,7 +2,7 @@
 
 1. Speed, side by side in one run: each per-record map as the estimators computed it before
    (BLAS products, numpy's einsum) and as they compute it now (``dpledger.rowwise``: elementwise
-   products and fixed reduction trees), 1 BLAS thread, minimum of repeats, and the ratio.
+   products and sums in index order), 1 BLAS thread, minimum of repeats, and the ratio.
 2. Whole runs of the estimators whose maps changed (``gmm.projected``, ``gmm.neighbourhood``,
    ``mean.localised``, ``sparse_mean.exponential``), seconds per run, beside the same runs of the
    commit before the fixes (a temporary git worktree), in fresh processes.

@@ -5,7 +5,7 @@ in another order, drop one (shifting every later row) or add one. A map of each 
 clipping, a projection, the nearest centre, an offset — keeps neighbours neighbours (one changed
 record changes one mapped record), so the steps after it keep their guarantee. That holds only if
 the map is *position-free*: the same bits for the same record at any row, any n, any BLAS thread
-count. ``dpledger.rowwise`` has such maps (elementwise operations, fixed reduction trees); a matrix
+count. ``dpledger.rowwise`` has such maps (elementwise operations, sums in index order); a matrix
 product does not (its kernels depend on the row's place), and ``testing.position.check`` verifies a
 graph's maps on given records.
 """

@@ -191,7 +191,7 @@ def representatives(points: np.ndarray, weights: np.ndarray, rows: np.ndarray, r
     for start in range(0, len(rows), size):
         chosen, a = rows[start:start + size], weights[start:start + size]
         offsets = points[None, :, :] - points[chosen][:, None, :]
-        lengths = np.sqrt(rowwise.tree_sum(offsets * offsets))  # radius >= rowwise.MIN_LENGTH: no underflow
+        lengths = np.sqrt(rowwise.ordered_sum(offsets * offsets))  # radius >= rowwise.MIN_LENGTH: no underflow
         offsets *= (radius / np.maximum(lengths, radius))[..., None]
         sums = np.einsum("cj,cjd->cd", a, offsets)
         out[start:start + size] = points[chosen] + sums / np.maximum(a.sum(axis=1), floor)[:, None]

@@ -19,8 +19,6 @@ import math
 
 import numpy as np
 
-from ... import rowwise
-
 #: Refuse when C(d, k)·(3^k - 1) (supports × directions, each scored on n samples) exceeds this.
 MAX_DIRECTIONS = 50_000
 #: Refuse when the per-record levels, n·C(d, k)·(3^k - 1) bytes, exceed this.
@@ -59,27 +57,31 @@ def thresholds(R: float, sigma: float) -> np.ndarray:
 
 def levels(samples: np.ndarray, supports: np.ndarray, levels_: np.ndarray) -> np.ndarray:
     """(n, supports·directions) int8: for every sample, support T and direction v ∈ V_T, how many
-    thresholds ⟨v, X_T⟩ reaches (a per-record map, position-free: each projection is a fixed-order
-    sum of products, ``rowwise.tree_sum``)."""
+    of the increasing thresholds ⟨v, X_T⟩ reaches (a per-record map, position-free: each projection
+    is a sum of products in index order, elementwise)."""
     directions = unit_directions(supports.shape[1])
     n = samples.shape[0]
     out = np.empty((n, supports.shape[0] * directions.shape[0]), dtype=np.int8)
     block = max(1, _BLOCK_ELEMENTS // (supports.size * directions.shape[0]))
     for start in range(0, n, block):
         chosen = samples[start:start + block][:, supports]  # (rows, supports, k)
-        projections = rowwise.tree_sum(chosen[:, :, None, :] * directions[None, None, :, :])
-        out[start:start + block] = (projections[..., None] >= levels_).sum(axis=-1).reshape(len(chosen), -1)
+        projections = chosen[:, :, 0, None] * directions[:, 0]
+        for j in range(1, supports.shape[1]):
+            projections += chosen[:, :, j, None] * directions[:, j]
+        reached = np.searchsorted(levels_, projections, side="right")  # thresholds <= the projection
+        out[start:start + block] = reached.reshape(len(chosen), -1)
     return out
 
 
 def subset_scores(reached: np.ndarray, supports: int, count: int = THRESHOLD_COUNT) -> np.ndarray:
     """S(T) for every support (module doc) from the samples' ``levels``: the count at threshold l is
     the number of samples that reach it, exact integers in any order."""
-    counts = np.zeros((count, reached.shape[1]), dtype=np.int64)
-    block = max(1, _BLOCK_ELEMENTS // max(reached.shape[1], 1))
+    columns = reached.shape[1]
+    tallies = np.zeros(columns * (count + 1), dtype=np.int64)  # per column, how many samples reach exactly l
+    block = max(1, _BLOCK_ELEMENTS // max(columns, 1))
+    offsets = np.arange(columns) * (count + 1)
     for start in range(0, reached.shape[0], block):
-        rows = reached[start:start + block]
-        for level in range(count):
-            counts[level] += (rows > level).sum(axis=0)
-    per_direction = counts.reshape(count, supports, -1)  # (levels, supports, directions)
+        tallies += np.bincount((reached[start:start + block] + offsets).ravel(), minlength=len(tallies))
+    at_least = np.cumsum(tallies.reshape(columns, count + 1)[:, ::-1], axis=1)[:, ::-1]  # reach >= l
+    per_direction = at_least[:, 1:].T.reshape(count, supports, -1)  # (levels, supports, directions)
     return per_direction.max(axis=2).mean(axis=0)
