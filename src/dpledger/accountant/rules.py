@@ -85,6 +85,16 @@ def compose_repeated(g: Guarantee, times: int) -> Guarantee:
     return make(float(Fraction(g.epsilon) * times), delta)
 
 
+def per_run(total: float, times: int) -> float:
+    """The largest δ (or ε) per run whose ``times`` runs, summed as ``compose_repeated`` sums them,
+    are at most ``total``: ``total / times`` can round so that the sum lands an ulp above."""
+    times = _validate.integer("times", times, minimum=1)
+    share = total / times
+    while float(Fraction(share) * times) > total:
+        share = math.nextafter(share, 0.0)
+    return share
+
+
 def compose_halting(first: Guarantee, *conditional: Guarantee) -> Guarantee:
     """Composition with halting (Lemma A.4): (Σε_i, Σδ_i).
 

@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ... import _validate
+from ...accountant import rules
 from ...accountant.rdp import budget_rho
 from ...graph import postprocess, release, repeat, sequence
 from ...mechanisms import Gaussian
@@ -90,7 +91,7 @@ def power_method(name: str, epsilon: float, delta: float, n: int, iterations: in
     # the larger lattice allowance, the one the mechanism's own (ε, δ) uses: a single step's plan
     # states that (ε, δ), and it must fit the budget too (ρ's allowance is 1 + 1/RESOLUTION)
     sigma = sensitivity * float(ROUNDING) / math.sqrt(2 * rho)
-    noise = Gaussian.from_sigma(sigma, sensitivity=sensitivity, delta=delta / iterations, coordinates=n)
+    noise = Gaussian.from_sigma(sigma, sensitivity=sensitivity, delta=rules.per_run(delta, iterations), coordinates=n)
     step = release(f"{name}_iterate", noise, lambda graph, **out: _product(graph, out[f"{name}_iterate"], clip),
                    uses=f"{name}_iterate",
                    note=f"ℓ2-sensitivity √2·c/√n·(1 + 2nγ_n) of A·x for the public x clipped to ±c/√n (c={clip:g})")
