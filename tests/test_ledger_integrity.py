@@ -219,3 +219,28 @@ def test_a_refused_prepaid_step_leaves_no_entry_in_memory():
     with pytest.raises(dp.PrivacyError):
         dp.Schedule(acct, schedule.entry).spend("q", Laplace(0.1))  # a second handle, one step too many
     assert [(e.name, e.prepaid) for e in acct.ledger] == [("s", None), ("q", "s")]
+
+
+def test_a_relation_of_ones_own_is_charged_and_kept_apart():
+    """Third review: the check rebuilt each entry's relation from its name, which knows only the
+    built-ins, so a graph under a user's own relation could no longer be charged at all."""
+    import attrs
+    import numpy as np
+
+    @attrs.frozen
+    class SwapOne(dp.relations.Relation):
+        name = "swap-one"
+
+        def distance(self, a, b):
+            return float(np.sum(np.asarray(a) != np.asarray(b)))
+
+        def neighbours(self, data, rng, count=10):
+            yield data
+
+    graph = dp.Graph(dp.release("s", Laplace(1.0), lambda x: float(np.clip(x, 0, 1).sum())), SwapOne())
+    acct = dp.Accountant(dp.PureDP(3.0))
+    acct.run(graph, np.zeros(5))
+    acct.run(graph, np.zeros(5))
+    assert acct.spent.epsilon == 2.0 and acct.ledger[0].relation == "swap-one"
+    with pytest.raises(dp.RelationError, match="swap-one"):
+        acct.spend("other", dp.PureDP(0.5), dp.ReplaceOne())

@@ -258,6 +258,7 @@ class Accountant:
                 entry = LedgerEntry(name, cost.kind, str(relation), cost.guarantee, cost.rule, cost.params,
                                     cost.steps, _events.to_dict(cost.event), charged=self.filter.price_text(price),
                                     prepaid=prepaid)
+                book.adopt(relation, book.where)  # the session's own, whatever relation it is
                 book.take([entry])  # exactly as a re-read will: checked before it is written
                 self._store.append(entry, relation)
             self._book = book

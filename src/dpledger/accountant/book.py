@@ -64,7 +64,8 @@ class Book:
 
     def _take(self, entry: LedgerEntry) -> None:
         try:
-            self.adopt(from_name(entry.relation), f"{self.where}: the charge {entry.name!r}")
+            if self.relation is None or self.relation.name != entry.relation:  # names compare any relation
+                self.adopt(from_name(entry.relation), f"{self.where}: the charge {entry.name!r}")
         except RelationError:
             if self.strict:
                 raise
