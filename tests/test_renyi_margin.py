@@ -187,3 +187,12 @@ def test_composed_inner_gaussians_are_bounded_too(sigma):
     values = rdp.curve(event, (2.0, 32.0))
     for alpha, value in zip((2.0, 32.0), values):
         assert mp.mpf(float(value)) >= reference(1e-3, sigma, alpha)
+
+
+def test_curves_are_computed_under_a_callers_raising_error_state():
+    """Third review: an exponential that underflows raised FloatingPointError from the accountant
+    for a caller who had set np.seterr(all="raise")."""
+    event = dp_accounting.PoissonSampledDpEvent(1e-3, dp_accounting.GaussianDpEvent(0.7))
+    with np.errstate(all="raise"):
+        values = rdp.curve(event, tuple(rdp.FILTER_ORDERS) + (1.0 + 1e-9,))
+    assert np.all(np.isfinite(values[:-1])) and np.all(values > 0)

@@ -192,7 +192,13 @@ def _poisson_gaussian(q: float, sigma: float, orders: np.ndarray) -> np.ndarray:
 
 @functools.lru_cache(maxsize=4096)
 def _leaf(key: str, orders: tuple[float, ...]) -> np.ndarray | None:
-    event = _events.from_dict(json.loads(key))
+    """One leaf's curve, whatever the caller's numpy error state: exponentials that underflow to 0
+    are terms under 2^-1074 of the largest, far inside the margins above (np.errstate is per thread)."""
+    with np.errstate(all="ignore"):
+        return _leaf_curve(_events.from_dict(json.loads(key)), orders)
+
+
+def _leaf_curve(event, orders: tuple[float, ...]) -> np.ndarray | None:
     grid = np.asarray(orders, dtype=float)
     if isinstance(event, dp_accounting.NoOpDpEvent):
         return np.zeros_like(grid)
