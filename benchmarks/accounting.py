@@ -22,7 +22,7 @@ import dp_accounting
 import numpy as np
 
 import dpledger as dp
-from dpledger.accountant import tight
+from dpledger.privacy import tight
 from dpledger.mechanisms import Gaussian, Laplace, PoissonSample, TextbookGaussian
 
 from _common import publish, quick_run

@@ -28,7 +28,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpledger.mechanisms.exact import discrete_gaussian, discrete_laplace, gaussian_parameters, reference_discrete_laplace
+from dpledger.mechanisms.exact import discrete_gaussian, discrete_laplace, gaussian_parameters
+from dpledger.mechanisms.exact_python import reference_discrete_laplace
 
 from _common import publish, quick_run
 

@@ -2,7 +2,7 @@
 
 σ on a log grid over [0.5, 10^3] (and 20, 50, 100), q on a log grid over [1e-6, 1] (and 1e-3,
 3e-3), orders: the Rényi filter's, every 20th of ``ORDERS`` (1 + 1e-4 to 1 + 1e7, both ends), the
-integers 2..256 and a few more. For each case: the module's value (``accountant.rdp.curve``), which
+integers 2..256 and a few more. For each case: the module's value (``privacy.rdp.curve``), which
 must be >= the reference, and dp-accounting 0.6.0's (``RdpAccountant``'s function), whose error the
 module's margins are chosen from. dp-accounting's integer sum at α = 1 + 1e7 takes ~1 min: it is
 measured on a few (q, σ) only. The reference is tests/test_renyi_margin.py's.
@@ -34,7 +34,7 @@ sys.path[:0] = [str(ROOT), str(ROOT.parent / "tests")]
 from _common import machine  # noqa: E402
 from test_renyi_margin import DIGITS, reference  # noqa: E402
 
-from dpledger.accountant import rdp  # noqa: E402
+from dpledger.privacy import rdp  # noqa: E402
 from dpledger.mechanisms.gaussian import ORDERS  # noqa: E402
 
 SIGMAS = sorted(set(np.geomspace(0.5, 1000.0, 12).tolist()) | {20.0, 50.0, 100.0})

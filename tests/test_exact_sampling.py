@@ -16,9 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpledger.mechanisms import exact
-from dpledger.mechanisms.exact import (bernoulli_exp, discrete_gaussian, discrete_laplace, gaussian_parameters,
-                                      reference_discrete_laplace as reference_laplace)
+from dpledger.mechanisms import exact, exact_python
+from dpledger.mechanisms.exact import bernoulli_exp, discrete_gaussian, discrete_laplace, gaussian_parameters
+from dpledger.mechanisms.exact_python import reference_discrete_laplace as reference_laplace
 
 N = 400_000
 ALPHA = 1e-6
@@ -248,14 +248,14 @@ def test_algorithm1_chunk_thresholds_exactly(monkeypatch, a, b, start, steps):
 def test_exp_one_table_exactly():
     """The table's counts are those of K = 1, ..., 8 over the 8! values of R; R = 0 alone is undecided
     (K > 8), and the decided successes bracket exp(-1)."""
-    codes = np.bincount(exact._EXP_ONE, minlength=3)
+    codes = np.bincount(exact_python._EXP_ONE, minlength=3)
     span = math.factorial(8)
     survive = [span // math.factorial(k) for k in range(9)]  # #{R : K > k}
     assert codes[1] == sum(survive[k - 1] - survive[k] for k in range(1, 9, 2))  # K odd: success
     assert codes[0] == sum(survive[k - 1] - survive[k] for k in range(2, 9, 2))
-    assert codes[2] == 1 and exact._EXP_ONE[0] == 2
+    assert codes[2] == 1 and exact_python._EXP_ONE[0] == 2
     assert codes[1] / span < math.exp(-1) < (codes[1] + 1) / span
-    assert exact._EXP_ONE_CODES == exact._EXP_ONE.tobytes()
+    assert exact_python._EXP_ONE_CODES == exact_python._EXP_ONE.tobytes()
 
 
 def test_exp_one_past_the_table(monkeypatch):
@@ -295,18 +295,18 @@ class Words:
 
 def test_uniforms_rejection_boundary():
     """2**62 = 1 (mod 3): the word 2**62 - 1 starts an incomplete run of 3 and is rejected, 2**62 - 2 is not."""
-    uniforms = exact._Uniforms(Words([2**62 - 1, 2**62 - 2, 5, 2**62 - 1]), block=8)
+    uniforms = exact_python._Uniforms(Words([2**62 - 1, 2**62 - 2, 5, 2**62 - 1]), block=8)
     assert uniforms.below(3) == (2**62 - 2) % 3
     assert uniforms.below(3) == 2
     assert uniforms.below(2) == 1  # 2 divides 2**62: the word 2**62 - 1 ends the last full run, accepted
     assert uniforms.below(2**62) == 0  # nothing is rejected either (then the stand-in's zeros)
-    uniforms = exact._Uniforms(Words([1, 2]), block=1)  # two words read as one integer, one block each
+    uniforms = exact_python._Uniforms(Words([1, 2]), block=1)  # two words read as one integer, one block each
     assert uniforms.below(2**62 + 5) == (1 * 2**62 + 2) % (2**62 + 5)
 
 
 @pytest.mark.parametrize("m", [6, 2**61 + 1, 3 * 2**70 + 5])  # small; rejection about 1/2; three words
 def test_uniforms_below_is_uniform(m):
-    below = exact._Uniforms(np.random.default_rng(m % 97), block=1000).below
+    below = exact_python._Uniforms(np.random.default_rng(m % 97), block=1000).below
     draws = [below(m) for _ in range(60_000)]
     assert 0 <= min(draws) and max(draws) < m
     cells = np.bincount([r * 6 // m for r in draws], minlength=6)  # six cells of (almost exactly) equal size

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dpledger as dp
-from dpledger.accountant import gdp, rdp
+from dpledger.privacy import gdp, rdp
 from dpledger.mechanisms import Gaussian, Laplace, PoissonSample, TextbookGaussian, TextbookLaplace
 
 

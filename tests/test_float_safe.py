@@ -16,7 +16,7 @@ import dpledger as dp
 from dpledger.mechanisms import DiscreteLaplace, Gaussian, Laplace, Lattice, TruncatedLaplace
 from dpledger.mechanisms.gaussian import ORDERS, noise_multiplier
 from dpledger.mechanisms.laplace import _log_excess
-from dpledger.mechanisms.textbook import analytic_sigma
+from dpledger.privacy.analytic import analytic_sigma
 
 
 def chi_square(draws, support, pmf):

@@ -1,4 +1,4 @@
-"""The Poisson-subsampled Gaussian's Rényi curve (``accountant.rdp.curve``) is an upper bound on the
+"""The Poisson-subsampled Gaussian's Rényi curve (``privacy.rdp.curve``) is an upper bound on the
 exact one, floating-point error included, and a tight one: checked against an 80-digit mpmath
 reference, in the region where dp-accounting 0.6.0's integer-order sum falls below the exact
 value (σ = 20–100, q = 1e-4–3e-3) and at the extremes (σ = 0.5 and 10^3, q = 1e-6 and 1, orders
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from dp_accounting.rdp import rdp_privacy_accountant as dpa
 
-from dpledger.accountant import rdp
+from dpledger.privacy import rdp
 from dpledger.mechanisms.gaussian import ORDERS
 
 DIGITS = 80

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import dpledger as dp
-from dpledger.accountant.rdp import zcdp_epsilon
+from dpledger.privacy.rdp import zcdp_epsilon
 from dpledger.algorithms import sbm
 from dpledger.algorithms.sbm.spectral import _product, bounded, step_sensitivity
 from dpledger.audit import audit, strategies

@@ -48,7 +48,7 @@ def test_a_condition_inside_one_scope_is_still_accepted():
     inner = dp.sequence(_test(), _after(), name="inner")
     for root in (dp.group(inner, 2), dp.absorb(inner, 0.01), dp.transform("t", lambda x: x, inner),
                  dp.subsample(PoissonSample(0.5), inner)):
-        relation = dp.AddRemoveOne() if isinstance(root, dp.graph.nodes.Subsample) else dp.ReplaceOne()
+        relation = dp.AddRemoveOne() if isinstance(root, dp.graph.wrappers.Subsample) else dp.ReplaceOne()
         assert dp.Graph(root, relation=relation).plan().guarantee.epsilon > 0
 
 
@@ -59,7 +59,7 @@ def test_a_condition_inside_one_scope_is_still_accepted():
 def test_analytic_sigma_keeps_the_exact_delta_below_the_request(epsilon, delta):
     import mpmath  # a dependency of dp-accounting
 
-    from dpledger.mechanisms.textbook import analytic_sigma
+    from dpledger.privacy.analytic import analytic_sigma
 
     mpmath.mp.dps = 60
     sigma = mpmath.mpf(analytic_sigma(epsilon, delta))

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
 
 import attrs
 import numpy as np
@@ -27,26 +26,16 @@ from .. import guarantees as _g
 from ..errors import BudgetExceeded, PrivacyError, RelationError
 from ..mechanisms.base import Mechanism
 from ..relations import Relation, check as check_relation, from_name
-from . import events as _events, filters as _filters
-from .ledger import Ledger, LedgerEntry
+from ..privacy import events as _events
+from . import filters as _filters
+from .entries import LedgerEntry
+from .result import Result, execute
+from .ledger import Ledger
 from .cost import cost_of
 from .book import Book
 from .schedule import Schedule, declared as declared_schedule
 from . import storage
 from .storage import MemoryStore, SQLiteStore
-
-
-@attrs.frozen
-class Result:
-    """Outcome of ``Accountant.run``: ``output`` (None when halted), which step halted, every
-    value the plan releases (``outputs``, by step name, those released before a halt included)
-    and the ledger entry that paid for it. Nothing else about the run is exposed."""
-
-    output: Any
-    halted: bool
-    halted_by: str | None
-    outputs: dict
-    entry: LedgerEntry
 
 
 class Accountant:
@@ -191,7 +180,7 @@ class Accountant:
         the returned ``Schedule``, each refused unless dominated by its declared step.
 
         ``steps``: ``(step name, mechanism | guarantee | graph[, times])`` in the order they will
-        run. The steps compose tightly (``accountant.tight``: they are fixed before the data), and
+        run. The steps compose tightly (``privacy.tight``: they are fixed before the data), and
         the whole enters the filter as one step. Its graphs must be private under the session's
         relation; schedule names are unique in a ledger.
         """
@@ -281,9 +270,3 @@ class Accountant:
 
     def __repr__(self) -> str:
         return f"Accountant(budget={self.budget}, filter={self.filter.name!r}, spent: {self.spent})"
-
-
-def execute(graph, plan, data, rng, entry: LedgerEntry) -> Result:
-    """Run a graph whose cost ``entry`` has already been charged."""
-    output, halted_by, outputs = graph.execute(data, rng, plan.releases)
-    return Result(output, halted_by is not None, halted_by, outputs, entry)

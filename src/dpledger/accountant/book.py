@@ -14,9 +14,9 @@ import copy
 
 from ..errors import LedgerError, RelationError
 from ..relations import Relation, from_name
-from . import events as _events
+from ..privacy import events as _events
 from .cost import Cost
-from .ledger import LedgerEntry
+from .entries import LedgerEntry
 from .schedule import check_prepaid, declared_steps
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 
 from .. import guarantees as _g
-from . import events as _events
+from ..privacy import events as _events
 
 
 @attrs.frozen

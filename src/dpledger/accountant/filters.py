@@ -40,7 +40,7 @@ import numpy as np
 
 from .. import guarantees as _g
 from ..errors import PrivacyError
-from . import gdp as _gdp, rdp as _rdp
+from ..privacy import gdp as _gdp, rdp as _rdp
 
 Price = tuple[Fraction, ...]
 

@@ -7,85 +7,14 @@ when a random partition or a tight composition made the whole cheaper than the s
 
 from __future__ import annotations
 
-import datetime as _dt
 import functools
 import json
-import math
-from typing import Any, Iterator
+from typing import Iterator
 
-import attrs
-import numpy as np
-
-from .. import guarantees as _g
 from .._render import html_table, render
-
-
-def _plain(value: Any) -> Any:
-    """JSON-friendly copy of ledger parameters (numpy scalars, tuples, nested dicts)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return repr(value)
-
-
-@attrs.frozen
-class PlanStep:
-    """One line of a plan: where in the graph, which mechanism or rule, at what cost. ``event`` (the
-    step's dp-accounting event in JSON form) is kept for a declared schedule's steps, which its
-    prepaid steps are checked against whenever the ledger is read."""
-
-    path: str
-    mechanism: str
-    guarantee: _g.Guarantee
-    rule: str
-    params: dict = attrs.field(factory=dict, converter=_plain)
-    event: dict | None = None
-
-    def to_dict(self) -> dict:
-        out = {"path": self.path, "mechanism": self.mechanism, "guarantee": _g.to_dict(self.guarantee),
-               "rule": self.rule, "params": self.params}
-        return out if self.event is None else {**out, "event": self.event}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "PlanStep":
-        return cls(data["path"], data["mechanism"], _g.from_dict(data["guarantee"]), data["rule"], data["params"],
-                   data.get("event"))
-
-
-@attrs.frozen
-class LedgerEntry:
-    """A charge: recorded *before* the step ran, so a crash after it never loses the charge."""
-
-    name: str
-    mechanism: str
-    relation: str
-    guarantee: _g.Guarantee
-    rule: str
-    params: dict = attrs.field(factory=dict, converter=_plain)
-    steps: tuple[PlanStep, ...] = attrs.field(default=(), converter=tuple)
-    event: dict | None = None  # the dp-accounting event in JSON form (accountant.events), for the filter
-    time: str = attrs.field(factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds"))
-    charged: str = ""  # what the session's filter charged, in its currency
-    prepaid: str | None = None  # the declared schedule that paid for this step in advance
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "mechanism": self.mechanism, "relation": self.relation,
-                "guarantee": _g.to_dict(self.guarantee), "rule": self.rule, "params": self.params,
-                "steps": [s.to_dict() for s in self.steps], "event": self.event, "time": self.time,
-                "charged": self.charged, "prepaid": self.prepaid}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "LedgerEntry":
-        return cls(data["name"], data["mechanism"], data["relation"], _g.from_dict(data["guarantee"]),
-                   data["rule"], data["params"], tuple(PlanStep.from_dict(s) for s in data["steps"]),
-                   data.get("event"), data["time"], data.get("charged", ""), data.get("prepaid"))
+from ..privacy.steps import PlanStep, params_text
+from .entries import LedgerEntry
+from .storage import MemoryStore
 
 
 class Ledger:
@@ -100,8 +29,6 @@ class Ledger:
 
     @classmethod
     def from_dicts(cls, entries: list[dict]) -> "Ledger":
-        from .storage import MemoryStore
-
         store = MemoryStore()
         for data in entries:
             store.append(LedgerEntry.from_dict(data))
@@ -243,12 +170,3 @@ def _tree(steps) -> list[tuple[int, str, PlanStep | None]]:
 
     walk(root, 1)
     return rows
-
-
-def params_text(params: dict) -> str:
-    """Parameters as "key=value, ..." (floats to 4 significant digits), for tables."""
-    def fmt(v):
-        return f"{v:.4g}" if isinstance(v, float) else str(v)
-
-    return ", ".join(f"{k}={fmt(v)}" for k, v in params.items())
-

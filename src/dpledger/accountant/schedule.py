@@ -1,7 +1,7 @@
 """Schedules declared in advance (``Accountant.declare``).
 
 A declared schedule is a list of steps fixed before any data is seen, so it composes tightly
-(``accountant.tight``) and enters the session's filter once, in full, when declared. Its steps
+(``privacy.tight``) and enters the session's filter once, in full, when declared. Its steps
 then run one by one through the ``Schedule``, in the declared order; each must be *dominated* by
 its declared step (the same mechanism with no less noise, no larger sampling rate or sensitivity,
 or a guarantee no weaker than a declared (ε, δ)). Steps chosen adaptively but each dominated by a
@@ -20,9 +20,11 @@ import dp_accounting
 from .. import _random, _validate
 from .. import guarantees as _g
 from ..errors import PrivacyError, RelationError
-from . import events as _events, rules as _rules, tight as _tight
+from ..privacy import events as _events, rules as _rules, tight as _tight
 from .cost import Cost, cost_of
-from .ledger import LedgerEntry, PlanStep
+from ..privacy.steps import PlanStep
+from .entries import LedgerEntry
+from .result import execute
 
 
 def self_composed(cost: Cost, times: int) -> tuple[_g.Guarantee, Any]:
@@ -180,8 +182,6 @@ class Schedule:
 
     def run(self, graph, data, rng=None, name: str | None = None):
         """Run a graph as the next declared step: checked, validated and recorded before it runs."""
-        from .accountant import execute
-
         plan = self._accountant.plan(graph)
         data = graph.validate(data)
         rng = _random.generator(rng)

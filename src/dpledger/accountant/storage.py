@@ -21,7 +21,7 @@ from typing import Iterator
 from .. import guarantees as _g
 from ..errors import RelationError
 from ..relations import Relation, from_name
-from .ledger import LedgerEntry
+from .entries import LedgerEntry
 
 #: 2: the session's filter replaced the composition mode (``filter``, a JSON object: name and
 #: fixed parameters); entries gained ``charged`` and ``prepaid``.

@@ -23,7 +23,7 @@ from typing import Callable
 import attrs
 import numpy as np
 
-from ..graph import nodes
+from ..graph import nodes, wrappers
 from ..graph.records import PerRecord
 from ..mechanisms import TextbookLaplace
 from .statistics import FieldStatistic, ValueStatistic
@@ -115,7 +115,7 @@ def _direct_releases(node, maps: tuple = ()):
     elif isinstance(node, nodes.Sequence):
         for child in node.nodes:
             yield from _direct_releases(child, maps)
-    elif isinstance(node, (nodes.Conditional, nodes.Absorb)):
+    elif isinstance(node, (nodes.Conditional, wrappers.Absorb)):
         yield from _direct_releases(node.node, maps)
     elif isinstance(node, PerRecord) and not node.uses:
         yield from _direct_releases(node.node, (*maps, node.fn))

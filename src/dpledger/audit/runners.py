@@ -25,7 +25,9 @@ import numpy as np
 
 from ..errors import PrivacyError
 from ..graph import Graph, registry
-from ..graph.nodes import Conditional, Halt, HaltIf, PostProcess, Release, Sequence as SequenceNode, touching
+from ..graph.nodes import Conditional, HaltIf, Release, Sequence as SequenceNode
+from ..graph.runtime import Halt, touching
+from ..graph.wrappers import PostProcess
 from ..graph.records import PerRecord
 from ..mechanisms import Mechanism
 from ..mechanisms.histogram import Histogram, HistogramLearner, cells

@@ -10,8 +10,8 @@ import numpy as np
 from .. import _validate
 from ..guarantees import Guarantee
 from ..mechanisms.base import Mechanism
-from .nodes import (Absorb, Conditional, HaltIf, PostProcess, Private, Privatise, Release, Repeat, Sequence,
-                    Split, Subsample, Transform)
+from .nodes import Conditional, HaltIf, Release, Repeat, Sequence, Split
+from .wrappers import Absorb, PostProcess, Private, Privatise, Subsample, Transform
 from .records import PerRecord
 
 

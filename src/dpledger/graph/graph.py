@@ -10,10 +10,10 @@ import numpy as np
 from .. import domains, guarantees as _g
 from .._render import html_table
 from ..domains import Domain
-from ..accountant import tight
-from ..accountant.ledger import PlanStep, params_text
+from ..privacy import tight
+from ..privacy.steps import PlanStep, params_text
 from ..relations import Relation
-from .nodes import Halt, PlanContext, RunState
+from .runtime import Halt, PlanContext, RunState
 
 
 @attrs.frozen
@@ -89,7 +89,7 @@ class Graph:
         self.domain.check_relation(self.relation)
 
     def plan(self) -> Plan:
-        """The plan: the root's guarantee, tightened by PLD where its steps allow (``accountant.tight``:
+        """The plan: the root's guarantee, tightened by PLD where its steps allow (``privacy.tight``:
         every step of one plan is fixed before the data)."""
         p = self.root.plan(PlanContext(self.relation).child(self.root.name))
         g = p.guarantee if p.halting else tight.guarantee(p.event, p.guarantee)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import PrivacyError
 from ..relations import AddRemoveOne, ReplaceOne
-from .nodes import NodePlan, PlanContext, RunState, _check_uses, _name, _uses, child_path
+from .runtime import NodePlan, PlanContext, RunState, _check_uses, _name, _uses, child_path
 
 
 @attrs.frozen

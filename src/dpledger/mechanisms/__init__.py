@@ -13,8 +13,8 @@ from .laplace import Laplace, TruncatedLaplace
 from .lattice import Lattice
 from .partition import EdgeSplit, PoissonSample, RowSplit, SampleWithoutReplacement
 from .selection import Exponential, ReportNoisyMax, TopKPeeling
-from .textbook import (TextbookGaussian, TextbookLaplace, TextbookTruncatedLaplace, analytic_delta, analytic_sigma,
-                       classic_sigma)
+from ..privacy.analytic import analytic_delta, analytic_sigma, classic_sigma
+from .textbook import TextbookGaussian, TextbookLaplace, TextbookTruncatedLaplace
 
 __all__ = [
     "DiscreteLaplace", "EdgeSplit", "Exponential", "Gaussian", "Histogram", "HistogramLearner", "Laplace", "Lattice",

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _random, _validate
 from ..guarantees import Guarantee
+from ..privacy.events import EpsilonDeltaDpEvent
 
 
 class Mechanism(abc.ABC):
@@ -21,7 +22,7 @@ class Mechanism(abc.ABC):
       the query it is applied to, under the graph's relation);
     - ``dp_event()``: the ``dp_accounting`` event that describes its privacy exactly (a Laplace, a
       Gaussian, a zCDP bound, ...), for tight composition and for the filters; by default the
-      worst case of its (ε, δ) guarantee (``accountant.events.EpsilonDeltaDpEvent``);
+      worst case of its (ε, δ) guarantee (``privacy.events.EpsilonDeltaDpEvent``);
     - ``release(value, rng=None)``: one noisy answer for the exact query answer ``value``;
     - ``sample(value, rng=None, size=1)``: ``size`` independent answers, batched (for audits);
     - ``params()``: the numbers the ledger records (scale, sensitivity, ...);
@@ -35,8 +36,6 @@ class Mechanism(abc.ABC):
         """What the mechanism proves for its parameters."""
 
     def dp_event(self):
-        from ..accountant.events import EpsilonDeltaDpEvent  # the accountant imports mechanisms
-
         return EpsilonDeltaDpEvent.of(self.guarantee())
 
     def params(self) -> dict[str, Any]:

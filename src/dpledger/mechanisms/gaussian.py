@@ -27,11 +27,11 @@ from fractions import Fraction
 
 import attrs
 import dp_accounting
-import numpy as np
 from dp_accounting import rdp
 
 from .. import _validate
 from ..guarantees import ApproxDP
+from ..privacy.rdp import ORDERS
 from . import exact
 from .base import delta_field, epsilon_field, sensitivity_field, shaped
 from .laplace import ROUNDING, _bound_field, _coordinates_field, _LatticeRelease, round_up
@@ -39,10 +39,6 @@ from .lattice import RESOLUTION
 
 #: Relative precision of the noise multiplier's bisection (it is rounded up).
 _PRECISION = 1e-9
-#: Rényi orders for the conversion: 500, geometric in α − 1 from 1e-4 to 1e7. dp-accounting's
-#: default grid stops at 1024 and is coarse above 64, which at small ε or tiny δ left no order
-#: that certifies ε (σ came out 10^3–10^17 times too large); any set of orders gives a valid bound.
-ORDERS = tuple(1.0 + float(x) for x in np.geomspace(1e-4, 1e7, 500))
 
 
 def _rdp_epsilon(noise_multiplier: float, delta: float) -> float:

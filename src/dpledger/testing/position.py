@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _blas
-from ..graph.nodes import ERROR_STATE, Halt, RunState
+from ..graph.runtime import ERROR_STATE, Halt, RunState
 
 #: Values every record coordinate may take in a finite-double domain, at their extremes.
 EXTREMES = (0.0, 5e-324, -2.2e-308, 1.7e308, -1.7e308, 1e17, -3.25)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from ...graph.nodes import Halt
+from ...graph.runtime import Halt
 from ...mechanisms.histogram import Histogram, cells
 
 

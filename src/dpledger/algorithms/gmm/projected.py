@@ -30,10 +30,10 @@ import numpy as np
 from scipy import stats
 
 from ... import _validate, rowwise
-from ...accountant.rdp import budget_rho
+from ...privacy.rdp import budget_rho
 from ...domains import extremes_of
 from ...graph import Graph, per_record, postprocess, register, release, sequence
-from ...graph.nodes import Halt
+from ...graph.runtime import Halt
 from ...mechanisms import Gaussian, HistogramLearner
 from ...mechanisms.base import checked_epsilon
 from ...mechanisms.laplace import ROUNDING

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ...accountant.rules import remainder
+from ...privacy.rules import remainder
 from ...graph import per_record, postprocess, release, sequence
 from ...mechanisms import DiscreteLaplace, Laplace
 from ...rounding import mean_sensitivity

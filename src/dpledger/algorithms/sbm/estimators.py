@@ -21,7 +21,7 @@ from ... import _validate
 from ...graph import Graph, postprocess, register, release, sequence, split
 from ...mechanisms import DiscreteLaplace, EdgeSplit
 from ...mechanisms.base import checked_epsilon
-from ...accountant.rules import remainder
+from ...privacy.rules import remainder
 from ...domains import Graphs
 from ...relations import EdgeAdjacency
 from . import model

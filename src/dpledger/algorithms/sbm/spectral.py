@@ -20,8 +20,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ... import _validate
-from ...accountant import rules
-from ...accountant.rdp import budget_rho
+from ...privacy import rules
+from ...privacy.rdp import budget_rho
 from ...graph import postprocess, release, repeat, sequence
 from ...mechanisms import Gaussian
 from ...mechanisms.laplace import ROUNDING

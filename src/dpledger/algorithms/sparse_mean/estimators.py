@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _validate
-from ...accountant.rules import remainder
+from ...privacy.rules import remainder
 from ...domains import extremes_of
 from ...graph import Graph, per_record, postprocess, release, register, sequence
 from ...mechanisms import Exponential, TopKPeeling

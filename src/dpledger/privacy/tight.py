@@ -19,8 +19,8 @@ import math
 import dp_accounting
 
 from .. import guarantees as _g
-from ..mechanisms.gaussian import ORDERS
 from . import events as _events, pld as _pld, rdp as _rdp
+from .rdp import ORDERS
 
 
 def _nontrivial(event) -> list:

@@ -4,7 +4,7 @@ A continuous Gaussian mechanism with noise multiplier z (σ / ℓ2-sensitivity) 
 (1/z)-GDP, and μ_i-GDP steps compose to sqrt(Σμ_i²)-GDP (Dong, Roth & Su 2022, Corollary 3.3).
 μ-GDP implies (ε, δ(ε))-DP for every ε with δ(ε) = Φ(-ε/μ + μ/2) - e^ε·Φ(-ε/μ - μ/2) (their
 Corollary 2.13), which is the analytic Gaussian's δ at σ/Δ = 1/μ, so the rounding-safe bound of
-``mechanisms.textbook.delta_upper_bound`` serves here too. Only continuous Gaussian events are
+``analytic.delta_upper_bound`` serves here too. Only continuous Gaussian events are
 μ-GDP here: a discrete Gaussian is ρ-zCDP (its tradeoff curve is not proven to dominate G_μ).
 """
 
@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import dp_accounting
 
-from ..mechanisms.textbook import analytic_epsilon, delta_upper_bound
+from .analytic import analytic_epsilon, delta_upper_bound
 from . import events as _events
 
 #: μ² is kept as a multiple of 2^-64, rounded up: sums stay exact and O(1) per step.

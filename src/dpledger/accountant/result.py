@@ -1,0 +1,28 @@
+"""What a charged run returns, and the run itself once its cost is recorded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .entries import LedgerEntry
+
+
+@attrs.frozen
+class Result:
+    """Outcome of ``Accountant.run``: ``output`` (None when halted), which step halted, every
+    value the plan releases (``outputs``, by step name, those released before a halt included)
+    and the ledger entry that paid for it. Nothing else about the run is exposed."""
+
+    output: Any
+    halted: bool
+    halted_by: str | None
+    outputs: dict
+    entry: LedgerEntry
+
+
+def execute(graph, plan, data, rng, entry: LedgerEntry) -> Result:
+    """Run a graph whose cost ``entry`` has already been charged."""
+    output, halted_by, outputs = graph.execute(data, rng, plan.releases)
+    return Result(output, halted_by is not None, halted_by, outputs, entry)
