@@ -46,7 +46,6 @@ def _noisy_sum(epsilon: float = 1.0, clip: bool = True) -> dp.Graph:
 def registered(monkeypatch):
     """test.sum (correct) and test.unclipped_sum (replacing one value moves the sum by up to 2)."""
     monkeypatch.setattr(registry, "_factories", dict(registry._factories))
-    monkeypatch.setattr(registry, "_loaded", True)
     dp.register("test.sum", example=_example)(_noisy_sum)
     dp.register("test.unclipped_sum", example=_example)(functools.partial(_noisy_sum, clip=False))
 

@@ -95,6 +95,11 @@ def test_no_two_modules_need_each_other():
     assert not cycles, "\n".join(cycles)
 
 
+def test_the_registry_imports_no_estimator_module():
+    source = MODULES["dpledger.graph.registry"][0].read_text()
+    assert "algorithms" not in source.replace("``", "")
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_module_is_longer_than_a_sitting(module):
     lines = MODULES[module][0].read_text().count("\n")

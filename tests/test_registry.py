@@ -14,7 +14,9 @@ from dpledger.mechanisms import Laplace
 @pytest.fixture
 def clean_registry(monkeypatch):
     monkeypatch.setattr(registry, "_factories", {})
-    monkeypatch.setattr(registry, "_loaded", False)
+    monkeypatch.setattr(registry, "_points", None)  # read again: the tests add distributions to sys.path
+    monkeypatch.setattr(registry, "_done", set())
+    monkeypatch.setattr(registry, "_failed", {})
 
 
 def test_register_build_and_list(clean_registry):
@@ -109,13 +111,42 @@ def test_a_name_clash_is_an_error_at_registration_and_leaves_the_registry_whole(
     assert "hooked.total" in dp.estimators() and registry.info("hooked.total").example is not None
 
 
-def test_a_failing_load_leaves_the_registry_as_it_was(clean_registry, tmp_path, monkeypatch):
+def test_a_broken_plugin_is_named_and_hides_nothing_else(clean_registry, tmp_path, monkeypatch):
+    """First-hour review: one broken plugin emptied the whole listing, built-ins included. Each
+    entry point now loads all or nothing on its own, and every lookup that misses names it."""
     _plugin(tmp_path, monkeypatch, "twice_est", PLUGIN + '''
     @dp.register("hooked.total")
     def other(epsilon=1.0):
         return total(epsilon)
 ''', "twice = twice_est")
-    for _ in range(2):  # every lookup says why, none returns a partial registry
-        with pytest.raises(ValueError, match="already registered by twice_est.total"):
-            dp.estimators()
-    assert registry._factories == {}
+    import dpledger.algorithms  # noqa: F401 - imported before the entry points load: hooks are kept anyway
+    names = dp.estimators()
+    assert "sbm.exact" in names and "mean.clipped" in names and "hooked.total" not in names
+    assert registry._factories.get("hooked.total") is None  # what the broken module registered is taken back
+    (key, why), = registry.failures().items()
+    assert key == "twice = twice_est from twice_est" and "already registered by twice_est.total" in why
+    with pytest.raises(KeyError, match="twice = twice_est from twice_est failed to load"):
+        dp.estimator("hooked.total")
+    assert dp.estimator("mean.clipped", **registry.info("mean.clipped").example(np.random.default_rng(0))[0])
+
+
+def test_a_plugin_module_can_be_imported_and_tested_on_its_own(clean_registry, tmp_path, monkeypatch):
+    """The tutorial's layout (an entry point naming a factory in a module that registers it) failed
+    with "partially initialized module": @register loaded every entry point, this module's too."""
+    _plugin(tmp_path, monkeypatch, "own_est", PLUGIN, "hooked.total = own_est:total")
+    import own_est  # noqa: F401 - importing the module registers its factory, loading nothing else
+
+    assert registry.info("hooked.total").factory is own_est.total and registry.info("hooked.total").example
+    assert registry.info("hooked.total").distribution == "own_est"
+    assert registry.info("sbm.exact").distribution == "dpledger"
+    sys.modules.pop("own_est", None)
+
+
+def test_the_registry_imports_no_estimator_module_to_list_them():
+    """Listing reads entry points only; a lookup imports the module of the estimator it names."""
+    import subprocess
+
+    code = ("import sys, dpledger as dp; names = dp.estimators(); "
+            "assert 'sbm.exact' in names and 'dpledger.algorithms' not in sys.modules, sorted(sys.modules); "
+            "dp.graph.registry.info('mean.clipped'); assert 'dpledger.algorithms.mean' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,11 +1,13 @@
 """The estimator registry: names → factories (public parameters in, ``Graph`` out).
 
-Built-in estimators register when ``dpledger.algorithms`` is imported; third-party packages
-register either by calling ``@dpledger.register`` in a module named by an entry point of the
-group ``dpledger.estimators``, or by pointing that entry point at the factory itself (it is then
-registered under the entry point's name too, with the hooks its ``@register`` gave). Loading is
-lazy and all or nothing: the first lookup or registration loads everything, and a name clash is
-an error naming both sources that leaves the registry as it was.
+Every estimator comes from an entry point of the group ``dpledger.estimators``, the built-ins
+(dpledger's own, in its pyproject.toml) exactly as a plugin's: a point names the factory itself
+(it is registered under the point's name, with the hooks its module's ``@register`` gave) or a
+module that calls ``@dpledger.register``. Loading is lazy, by name: a lookup imports only the
+entry points that may provide that name, and listing imports none that name a factory. Each entry
+point loads once, all or nothing: a broken one (an import error, a name clash) registers nothing,
+is named with its error by every lookup that misses (``failures``), and never hides the others.
+The registry imports no estimator module itself (docs/design.md, "Layers").
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ ENTRY_POINT_GROUP = "dpledger.estimators"
 
 _factories: dict[str, "EstimatorInfo"] = {}
 _lock = threading.RLock()
-_loaded = False
-_loading = False  # inside _load: registrations then come from the built-ins or the plugins
+_points: tuple | None = None  # the group's entry points, read once (metadata only: nothing imported)
+_done: set[str] = set()  # entry points loaded or failed, by their text ("name = value")
+_failed: dict[str, str] = {}  # a failed entry point -> why (its exception), reported by every lookup
+_hooks: dict[Callable, dict] = {}  # factory -> the hooks its @register gave, for entry points naming it
 
 
 @attrs.frozen
@@ -61,13 +65,25 @@ class EstimatorInfo:
                    len(paragraph))
         return paragraph[:end]
 
+    @property
+    def distribution(self) -> str | None:
+        """The installed distribution whose entry point provides this estimator ("dpledger" for the
+        built-ins), or None for one registered in this process only."""
+        module = getattr(self.factory, "__module__", None)
+        for point in _entry_points():
+            if point.name == self.name or (":" not in point.value and point.value == module):
+                return point.dist.name if point.dist is not None else None
+        return None
+
 
 def register(name: str, *, example: Callable | None = None, utility: Callable | None = None,
              stress: Callable | None = None, replace: bool = False) -> Callable:
     """Decorator: register ``factory(**public_params) -> Graph`` under ``name``; ``example(rng)``
     returns ``(params, data)``: small public parameters and a synthetic input (for audits);
     ``utility(epsilon, rng)`` returns ``(params, data, error)`` (for privacy–utility curves);
-    ``stress(rng)`` returns ``(params, pairs)``: neighbouring pairs at the estimator's limits."""
+    ``stress(rng)`` returns ``(params, pairs)``: neighbouring pairs at the estimator's limits.
+    It loads nothing but another module's entry point of the same name (to report a clash), so a
+    module that registers its own factories can always be imported."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"estimator name must be a non-empty string, got {name!r}")
     for label, hook in (("example", example), ("utility", utility), ("stress", stress)):
@@ -77,14 +93,17 @@ def register(name: str, *, example: Callable | None = None, utility: Callable | 
     def decorate(factory: Callable[..., Graph]) -> Callable[..., Graph]:
         if not callable(factory):
             raise TypeError(f"@register({name!r}) must decorate a callable factory, got {factory!r}")
-        if not _loading:
-            _load()  # so that a clash with a built-in or a plugin shows here, not at some later lookup
         with _lock:
+            module = getattr(factory, "__module__", None)
+            for point in _entry_points():
+                if point.name == name and point.value.split(":")[0] != module:
+                    _load_point(point)  # another module's estimator of this name: a clash shows here
             existing = _factories.get(name)
             if existing is not None and existing.factory is not factory and not replace:
                 raise ValueError(f"an estimator named {name!r} is already registered by {_source(existing.factory)}; "
                                  f"{_source(factory)} cannot register it too (pass replace=True to override it)")
             _factories[name] = EstimatorInfo(name, factory, example, utility, stress)
+            _hooks[factory] = {"example": example, "utility": utility, "stress": stress}
         return factory
 
     return decorate
@@ -94,52 +113,85 @@ def _source(factory: Callable) -> str:
     return f"{getattr(factory, '__module__', '?')}.{getattr(factory, '__qualname__', repr(factory))}"
 
 
-def _load() -> None:
-    """Register the built-ins and every entry point, all or nothing: if one fails (a name clash, an
-    import error), the registry is left as it was and the error is raised again at the next lookup."""
-    global _loaded, _loading
+def _entry_points() -> tuple:
+    global _points
     with _lock:
-        if _loaded or _loading:
-            return
-        before, _loading = dict(_factories), True
-        try:
-            importlib.import_module("dpledger.algorithms")
-            for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-                loaded = point.load()
-                if callable(loaded) and not inspect.ismodule(loaded):
-                    _register_entry_point(point.name, loaded)
-            _loaded = True
-        except BaseException:
-            _factories.clear()
-            _factories.update(before)
-            raise
-        finally:
-            _loading = False
+        if _points is None:
+            _points = tuple(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+        return _points
+
+
+def _load_point(point) -> None:
+    """Load one entry point, once, all or nothing: if it fails (an import error, a name clash), what
+    it registered is taken back and the failure is kept to be reported (``failures``)."""
+    key = f"{point.name} = {point.value}"
+    if key in _done:
+        return
+    _done.add(key)
+    before = dict(_factories)
+    try:
+        loaded = point.load()
+        if callable(loaded) and not inspect.ismodule(loaded):
+            _register_entry_point(point.name, loaded)
+    except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, never breaks the others
+        _factories.clear()
+        _factories.update(before)
+        source = f" from {point.dist.name}" if point.dist is not None else ""
+        _failed[key + source] = f"{type(exc).__name__}: {exc}"
 
 
 def _register_entry_point(name: str, factory: Callable) -> None:
     """An entry point naming a factory: registered under the entry point's name, keeping the hooks
     (``example``, ``utility``, ``stress``) of an ``@register`` of that factory in its module."""
-    hooks = next((info for info in _factories.values() if info.factory is factory), None)
-    if hooks is not None and hooks.name == name:
+    existing = _factories.get(name)
+    if existing is not None and existing.factory is factory:
         return
-    keep = {} if hooks is None else {"example": hooks.example, "utility": hooks.utility, "stress": hooks.stress}
-    register(name, **keep)(factory)
+    register(name, **_hooks.get(factory, {}))(factory)
+
+
+def _load(name: str) -> None:
+    """Load the entry points that may provide ``name``: those of that name, then, if it is still
+    missing, those naming a module."""
+    with _lock:
+        for point in _entry_points():
+            if point.name == name:
+                _load_point(point)
+        if name not in _factories:
+            _load_module_points()
+
+
+def failures() -> dict[str, str]:
+    """The entry points that failed to load so far ("name = value from distribution" -> the error)."""
+    with _lock:
+        return dict(_failed)
 
 
 def estimators() -> list[str]:
-    """Names of every registered estimator, sorted."""
-    _load()
+    """Names of every estimator that loads, sorted (``failures()`` names those that do not). Lists
+    entry points by name without importing them, except those that name a module."""
+    _load_module_points()
     with _lock:
-        return sorted(_factories)
+        named = {point.name for point in _entry_points() if ":" in point.value}
+        broken = {key.split(" = ")[0] for key in _failed}
+        return sorted(set(_factories) | (named - broken))
+
+
+def _load_module_points() -> None:
+    with _lock:
+        for point in _entry_points():
+            if ":" not in point.value:
+                _load_point(point)
 
 
 def info(name: str) -> EstimatorInfo:
-    _load()
     with _lock:
         if name not in _factories:
-            known = ", ".join(sorted(_factories)) or "none"
-            raise KeyError(f"no estimator named {name!r}; registered: {known}")
+            _load(name)
+        if name not in _factories:
+            known = ", ".join(estimators()) or "none"
+            broken = "".join(f"; {key} failed to load ({why})" for key, why in _failed.items())
+            hint = "" if _entry_points() else "; no entry points found: is dpledger installed (pip install -e .)?"
+            raise KeyError(f"no estimator named {name!r}; registered: {known}{broken}{hint}")
         return _factories[name]
 
 
