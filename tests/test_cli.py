@@ -10,7 +10,7 @@ import types
 import numpy as np
 import pytest
 
-from dpledger import ReplaceOne, cli
+from dpledger import ReplaceOne, cli, inputs
 from dpledger.algorithms import sbm
 
 PARAMS = ["--epsilon", "4", "--delta", "1e-6", "n=60", "d=30", "gamma=0.6"]
@@ -64,7 +64,7 @@ def test_piped_output_is_as_wide_as_columns_says(edges, tmp_path):
 def test_run_charges_a_ledger_file_and_refuses_overspending(edges, tmp_path, capsys):
     ledger = tmp_path / "ledger.sqlite"
     common = ["run", "sbm.exact", *PARAMS, "--input", str(edges), "--ledger", str(ledger),
-              "--budget-epsilon", "6", "--budget-delta", "1e-5", "--seed", "1"]
+              "--budget-epsilon", "6", "--budget-delta", "1e-5", "--seed", "1", "--json"]
     assert cli.main(common) == 0
     result = json.loads(capsys.readouterr().out)
     assert len(result["output"]) == 60 and result["spent"]["epsilon"] == 4.0
@@ -113,19 +113,19 @@ SHIPPED = {  # the README's "Run on the shipped examples" commands, with the out
 def test_run_works_on_every_shipped_example(example, tmp_path, capsys):
     arguments, shape = SHIPPED[example]
     command = ["run", *arguments, "--input", str(EXAMPLES / example), "--ledger", str(tmp_path / "l.sqlite"),
-               "--budget-epsilon", "8", "--budget-delta", "1e-5", "--seed", "0"]
+               "--budget-epsilon", "8", "--budget-delta", "1e-5", "--seed", "0", "--json"]
     assert cli.main(command) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["halted"] or np.shape(result["output"]) == shape
 
 
 def test_a_csv_header_is_skipped_but_a_nan_row_is_data(tmp_path):
-    rows = types.SimpleNamespace(relation=ReplaceOne())  # a dataset estimator, as _load_input sees it
+    rows = types.SimpleNamespace(relation=ReplaceOne())  # a dataset estimator, as inputs.load sees it
     path = tmp_path / "points.csv"
     path.write_text("x,y\n1,2\n3,4\n")
-    assert cli._load_input(path, rows, {}).shape == (2, 2)
+    assert inputs.load(path, rows, {}).shape == (2, 2)
     path.write_text("nan,2\n3,4\n")
-    assert cli._load_input(path, rows, {}).shape == (2, 2)
+    assert inputs.load(path, rows, {}).shape == (2, 2)
 
 
 def test_estimators_shows_whole_sentences_defaults_guarantees_and_brackets(capsys):

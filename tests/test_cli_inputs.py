@@ -52,7 +52,7 @@ def dpledger(*arguments, console_script: bool = False) -> subprocess.CompletedPr
 
 def run(estimator, path, ledger, *extra, console_script: bool = False) -> subprocess.CompletedProcess:
     return dpledger("run", *estimator, "--input", path, "--ledger", ledger, "--budget-epsilon", "10",
-                    "--budget-delta", "1e-5", "--seed", "0", *extra, console_script=console_script)
+                    "--budget-delta", "1e-5", "--seed", "0", "--json", *extra, console_script=console_script)
 
 
 def refused(result, path, *expected) -> str:

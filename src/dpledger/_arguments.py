@@ -35,3 +35,32 @@ def epsilons(text: str) -> list[float]:
     if not all(math.isfinite(v) and v > 0 for v in values):
         raise argparse.ArgumentTypeError(f"every ε must be a finite number > 0, got {text!r}")
     return values
+
+
+def _value(text: str):
+    """Parse a ``key=value`` value: int, float, none/true/false, else the string."""
+    lowered = text.lower()
+    if lowered in ("none", "null"):
+        return None
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def estimator_params(args) -> dict:
+    """The estimator's public parameters: key=value pairs, then --epsilon and --delta."""
+    params = {}
+    for pair in args.params:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"estimator parameters are key=value pairs, got {pair!r}")
+        params[key] = _value(value)
+    for key in ("epsilon", "delta"):
+        if getattr(args, key, None) is not None:
+            params[key] = getattr(args, key)
+    return params

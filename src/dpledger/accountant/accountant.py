@@ -55,15 +55,25 @@ class Accountant:
         self._setup(budget, _filters.make(filter, budget, orders), relation, MemoryStore())
 
     @classmethod
-    def open(cls, path, budget: _g.Guarantee, filter="basic", relation: Relation | None = None, *,  # noqa: A002
+    def open(cls, path, budget: _g.Guarantee | None = None, filter=None, relation: Relation | None = None, *,  # noqa: A002
              orders=None) -> "Accountant":
         """A durable accountant whose ledger is the SQLite file ``path`` (created if missing).
 
-        Reopening restores the spent budget and the ledger; a different budget, filter or relation
-        is refused, and so is a file whose entries mix relations or name a schedule it never charged
-        (``Accountant.inspect`` still reads it). Every charge is committed to the file before its
-        step runs.
+        Reopening restores the spent budget and the ledger. What is not given (``None``) is read
+        from the file: its budget, filter and orders; a different value is refused, and so is a
+        file whose entries mix relations or name a schedule it never charged (``Accountant.inspect``
+        still reads it). A new file needs a budget; its filter defaults to "basic". Every charge is
+        committed to the file before its step runs.
         """
+        stored = storage.settings(path) if budget is None or filter is None else None
+        if budget is None and stored is None:
+            raise ValueError(f"{path} is a new ledger: give its budget (budget=..., or --budget-epsilon on the "
+                             "command line). Nothing was charged.")
+        if stored is not None:
+            budget = stored["budget"] if budget is None else budget
+            if filter is None and orders is None:
+                filter, orders = stored["filter"], stored["orders"]
+        filter = "basic" if filter is None else filter
         self = cls.__new__(cls)
         budget = _g.check("budget", budget)
         rule = _filters.make(filter, budget, orders)
@@ -160,9 +170,11 @@ class Accountant:
             self._relation_for(None, graph.relation)
         return graph.plan()
 
-    def run(self, graph, data, rng: np.random.Generator | None = None, name: str | None = None) -> Result:
+    def run(self, graph, data, rng: np.random.Generator | None = None, name: str | None = None,
+            label: str | None = None) -> Result:
         """Validate the input, plan, charge the full planned cost through the filter, then execute
-        the graph.
+        the graph. ``label``: a public name for the input (a file name), recorded with the charge;
+        the ledger is an observable, so never pass anything computed from the data.
 
         A halted run returns ``Result(output=None, halted=True, ...)`` and stays charged: the
         charge never depends on the data. Bad input is refused before the charge; an error raised
@@ -172,7 +184,7 @@ class Accountant:
         plan = self.plan(graph)
         data = graph.validate(data)
         rng = _random.generator(rng)
-        entry = self._charge(name or plan.name, cost_of(plan))
+        entry = self._charge(name or plan.name, cost_of(plan), label=_label(label))
         return execute(graph, plan, data, rng, entry)
 
     def declare(self, name: str, steps, relation: Relation | None = None) -> Schedule:
@@ -218,7 +230,7 @@ class Accountant:
                 "(use a separate accountant, or restate the step under the same relation). Nothing was charged.")
         return relation
 
-    def _charge(self, name, cost, relation=None, prepaid: str | None = None) -> LedgerEntry:
+    def _charge(self, name, cost, relation=None, prepaid: str | None = None, label: str | None = None) -> LedgerEntry:
         """Price ``cost`` through the filter (nothing for a step of a schedule paid in advance, which
         must be its next declared step) and append its entry, atomically; ``BudgetExceeded`` with
         nothing recorded if it does not fit. Every check runs inside the store's transaction, on a
@@ -246,7 +258,7 @@ class Accountant:
                         f"{self.filter.usage(book.total)}. Nothing was charged.")
                 entry = LedgerEntry(name, cost.kind, str(relation), cost.guarantee, cost.rule, cost.params,
                                     cost.steps, _events.to_dict(cost.event), charged=self.filter.price_text(price),
-                                    prepaid=prepaid)
+                                    prepaid=prepaid, label=label)
                 book.adopt(relation, book.where)  # the session's own, whatever relation it is
                 book.take([entry])  # exactly as a re-read will: checked before it is written
                 self._store.append(entry, relation)
@@ -270,3 +282,9 @@ class Accountant:
 
     def __repr__(self) -> str:
         return f"Accountant(budget={self.budget}, filter={self.filter.name!r}, spent: {self.spent})"
+
+
+def _label(label) -> str | None:
+    if label is not None and (not isinstance(label, str) or not label.strip()):
+        raise ValueError(f"label must be a non-empty string (the input's public name), got {label!r}")
+    return label

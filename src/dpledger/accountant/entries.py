@@ -25,15 +25,17 @@ class LedgerEntry:
     time: str = attrs.field(factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds"))
     charged: str = ""  # what the session's filter charged, in its currency
     prepaid: str | None = None  # the declared schedule that paid for this step in advance
+    label: str | None = None  # the input's public label (a file name as given), never computed from the data
 
     def to_dict(self) -> dict:
         return {"name": self.name, "mechanism": self.mechanism, "relation": self.relation,
                 "guarantee": _g.to_dict(self.guarantee), "rule": self.rule, "params": self.params,
                 "steps": [s.to_dict() for s in self.steps], "event": self.event, "time": self.time,
-                "charged": self.charged, "prepaid": self.prepaid}
+                "charged": self.charged, "prepaid": self.prepaid,
+                **({} if self.label is None else {"label": self.label})}
 
     @classmethod
     def from_dict(cls, data: dict) -> "LedgerEntry":
         return cls(data["name"], data["mechanism"], data["relation"], _g.from_dict(data["guarantee"]),
                    data["rule"], data["params"], tuple(PlanStep.from_dict(s) for s in data["steps"]),
-                   data.get("event"), data["time"], data.get("charged", ""), data.get("prepaid"))
+                   data.get("event"), data["time"], data.get("charged", ""), data.get("prepaid"), data.get("label"))

@@ -58,19 +58,22 @@ class Ledger:
         field. Printed narrower than 140 columns (an 80-column terminal) it shows ``narrow_table``'s
         layout instead, so that no name, mechanism or guarantee is folded into pieces."""
         from rich.markup import escape
+        from rich.text import Text
 
         caption = None if self._summary is None else "\n".join(self._summary())
         table = _fitting_table()(title=escape(title if caption is None else f"{title}\n{caption}"), show_lines=False)
-        for column in ("#", "step", "mechanism", "guarantee", "charged", "rule", "parameters"):
-            table.add_column(column, overflow="fold")
         entries = self.entries
+        for column in ("#", "step", "mechanism", "guarantee", "charged", "rule", "parameters"):
+            table.add_column(column, overflow="fold", min_width=_step_width(entries) if column == "step" else None)
         for number, entry in enumerate(entries, start=1):
             charged = f"prepaid ({entry.prepaid})" if entry.prepaid else entry.charged
-            table.add_row(str(number), *map(escape, (entry.name, entry.mechanism, str(entry.guarantee), charged,
-                                                     entry.rule, params_text(entry.params))))
-            for step in entry.steps:
-                table.add_row("", *map(escape, (f"  {step.path}", step.mechanism, str(step.guarantee), "", step.rule,
-                                                params_text(step.params))), style="dim")
+            table.add_row(str(number), _what(entry.name, 0, _stamp(entry), style="bold"),
+                          *map(Text, (entry.mechanism, str(entry.guarantee), charged, entry.rule,
+                                      params_text(entry.params))))
+            for depth, name, step in _tree(entry.steps):
+                cells = () if step is None else map(Text, (step.mechanism, str(step.guarantee), "", step.rule,
+                                                           params_text(step.params)))
+                table.add_row("", _what(name, depth), *cells, style="dim")
         table.narrow = narrow_table(entries, table.title)
         return table
 
@@ -120,35 +123,53 @@ def _fitting_table():
 
 
 def narrow_table(entries, title: str | None = None):
-    """The ledger laid out for a narrow console (an 80-column terminal): four columns, a plan's
-    steps as the tree of their paths, each row's rule and parameters beneath its name and each
-    charge beneath its guarantee, so that names, mechanisms and guarantees stay whole."""
-    from rich.console import Group
-    from rich.padding import Padding
+    """The ledger laid out for a narrow console (an 80-column terminal): four columns, each row's
+    time, input, rule and parameters beneath its name and each charge beneath its guarantee, so
+    that names, mechanisms and guarantees stay whole."""
     from rich.table import Table
     from rich.text import Text
 
-    def what(name: str, depth: int, *details: str, style: str = "") -> Group:
-        lines = [Text("  " * depth + name, style=style)]
-        lines += [Padding(Text(detail), (0, 0, 0, 2 * depth + 2)) for detail in details if detail]
-        return Group(*lines)
-
     table = Table(title=title, show_lines=False)
     table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("step: rule, parameters", overflow="fold")
+    table.add_column("step: rule, parameters", overflow="fold", min_width=_step_width(entries))
     table.add_column("mechanism", overflow="fold")
     table.add_column("guarantee\ncharged", overflow="fold")
     for number, entry in enumerate(entries, start=1):
         charged = f"prepaid ({entry.prepaid})" if entry.prepaid else entry.charged
-        table.add_row(str(number), what(entry.name, 0, entry.rule, params_text(entry.params), style="bold"),
+        table.add_row(str(number), _what(entry.name, 0, _stamp(entry), entry.rule, params_text(entry.params),
+                                         style="bold"),
                       Text(entry.mechanism), Text(f"{entry.guarantee}\n{charged}"))
         for depth, name, step in _tree(entry.steps):
             if step is None:
-                table.add_row("", what(name, depth), style="dim")
+                table.add_row("", _what(name, depth), style="dim")
             else:
-                table.add_row("", what(name, depth, step.rule, params_text(step.params)), Text(step.mechanism),
+                table.add_row("", _what(name, depth, step.rule, params_text(step.params)), Text(step.mechanism),
                               Text(str(step.guarantee)), style="dim")
     return table
+
+
+def _what(name: str, depth: int, *details: str, style: str = ""):
+    """A step's name at its depth in the plan's tree, with detail lines beneath it."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.text import Text
+
+    lines = [Text("  " * depth + name, style=style)]
+    lines += [Padding(Text(detail), (0, 0, 0, 2 * depth + 2)) for detail in details if detail]
+    return Group(*lines)
+
+
+def _stamp(entry) -> str:
+    """When it was charged (UTC, to the second) and the input's label, if the run gave one."""
+    when = entry.time[:19].replace("T", " ") + " UTC"
+    return when if entry.label is None else f"{when} · {entry.label}"
+
+
+def _step_width(entries) -> int:
+    """Wide enough for every step name at its depth (names are never folded mid-word), at most 40."""
+    widths = [len(entry.name) for entry in entries]
+    widths += [2 * depth + len(name) for entry in entries for depth, name, _ in _tree(entry.steps)]
+    return min(max(widths, default=4), 40)
 
 
 def _tree(steps) -> list[tuple[int, str, PlanStep | None]]:

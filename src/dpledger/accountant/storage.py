@@ -84,10 +84,10 @@ class SQLiteStore:
                     "written by an older dpledger, whose composition modes are not privacy filters. Keep it for the "
                     "record (dpledger ledger show reads it) and open a new file for a new budget"
                 )
-            for key in ("budget", "filter"):
+            for key, text in (("budget", lambda v: f"the budget {_g.from_dict(json.loads(v))}"), ("filter", filter_text)):
                 if stored.get(key) != wanted[key]:
                     raise ValueError(
-                        f"{self.path} was created with {key}={stored.get(key)}, not {wanted[key]}: a budget file "
+                        f"{self.path} was created with {text(stored[key])}, not {text(wanted[key])}: a budget file "
                         "keeps its budget and filter for life (open a new file for a new budget)"
                     )
             saved = from_name(stored["relation"]) if "relation" in stored else None
@@ -152,6 +152,25 @@ class SQLiteStore:
     def close(self) -> None:
         with self._lock:
             self._connection.close()
+
+
+def filter_text(spec: str | dict) -> str:
+    """A stored filter in words: "the 'rdp' filter (orders 1.5, 2, ...)"."""
+    spec = json.loads(spec) if isinstance(spec, str) else spec
+    rest = ", ".join(f"{key} {', '.join(f'{v:g}' for v in value) if isinstance(value, list) else value}"
+                     for key, value in spec.items() if key != "filter")
+    return f"the {spec['filter']!r} filter" + (f" ({rest})" if rest else "")
+
+
+def settings(path: str | pathlib.Path) -> dict | None:
+    """What an existing ledger file fixed at creation (``budget``, ``filter``, ``orders``, ``relation``),
+    or None when there is no file at ``path``."""
+    if not pathlib.Path(path).exists():
+        return None
+    meta, _ = read(path)
+    spec = json.loads(meta["filter"]) if "filter" in meta else {"filter": "basic"}
+    return {"budget": _g.from_dict(json.loads(meta["budget"])), "filter": spec["filter"], "orders": spec.get("orders"),
+            "relation": from_name(meta["relation"]) if "relation" in meta else None}
 
 
 def read(path: str | pathlib.Path) -> tuple[dict, tuple[LedgerEntry, ...]]:

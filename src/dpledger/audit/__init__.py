@@ -8,26 +8,13 @@ of outputs; ``dpledger.audit.strategies`` hypothesis strategies for inputs and n
 ``dpledger.audit.figure`` draws a report (PNG or HTML; needs matplotlib).
 """
 
-from .auditor import audit
-from .bounds import (bonferroni_level, clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound,
-                     minimum_test_samples)
-from .floating_point import LatticeReachable, textbook_laplace_reachable
-from .pairs import audit_pairs
-from .report import AuditError, AuditReport, EventTest, PairReport, SearchSummary
+from .._lazy import exports
 
-__all__ = [
-    "AuditError",
-    "AuditReport",
-    "EventTest",
-    "LatticeReachable",
-    "PairReport",
-    "SearchSummary",
-    "audit",
-    "audit_pairs",
-    "bonferroni_level",
-    "clopper_pearson_lower",
-    "clopper_pearson_upper",
-    "epsilon_lower_bound",
-    "minimum_test_samples",
-    "textbook_laplace_reachable",
-]
+__getattr__, __dir__, __all__ = exports(__name__, {
+    "auditor": ("audit",),
+    "bounds": ("bonferroni_level", "clopper_pearson_lower", "clopper_pearson_upper", "epsilon_lower_bound",
+               "minimum_test_samples"),
+    "floating_point": ("LatticeReachable", "textbook_laplace_reachable"),
+    "pairs": ("audit_pairs",),
+    "report": ("AuditError", "AuditReport", "EventTest", "PairReport", "SearchSummary"),
+})

@@ -9,22 +9,16 @@ from __future__ import annotations
 import argparse
 import json
 
-from rich.console import Console
-from rich.markup import escape
-
-from .. import figures
-from .._render import terminal
 from .._arguments import integer, probability
-from . import figure
-from .auditor import audit
-from .report import AuditReport
 
 #: runs per side of the audited pair: registered estimators cost milliseconds per run
 DEFAULT_SAMPLES = 10_000
 DEFAULT_CONFIDENCE = 0.95
 
 
-def _print(report: AuditReport, console: Console) -> None:
+def _print(report, console) -> None:
+    from rich.markup import escape
+
     epsilon, delta = report.claimed
     colour = "red" if report.violation else "green"
     verdict = "VIOLATION" if report.violation else "no violation"
@@ -45,6 +39,14 @@ def _print(report: AuditReport, console: Console) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Audit ``args.name`` and print the report; the exit code says what was found."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from .. import figures
+    from .._render import terminal
+    from . import figure
+    from .auditor import audit
+
     console = terminal()
     try:
         if args.report is not None:

@@ -136,8 +136,8 @@ def _load_point(point) -> None:
     except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, never breaks the others
         _factories.clear()
         _factories.update(before)
-        source = f" from {point.dist.name}" if point.dist is not None else ""
-        _failed[key + source] = f"{type(exc).__name__}: {exc}"
+        source = f" ({point.dist.name})" if point.dist is not None else ""
+        _failed[point.name] = f"{point.value}{source}: {type(exc).__name__}: {exc}"
 
 
 def _register_entry_point(name: str, factory: Callable) -> None:
@@ -161,7 +161,7 @@ def _load(name: str) -> None:
 
 
 def failures() -> dict[str, str]:
-    """The entry points that failed to load so far ("name = value from distribution" -> the error)."""
+    """The entry points that failed to load so far: name -> "value (distribution): the error"."""
     with _lock:
         return dict(_failed)
 
@@ -172,8 +172,7 @@ def estimators() -> list[str]:
     _load_module_points()
     with _lock:
         named = {point.name for point in _entry_points() if ":" in point.value}
-        broken = {key.split(" = ")[0] for key in _failed}
-        return sorted(set(_factories) | (named - broken))
+        return sorted(set(_factories) | (named - set(_failed)))
 
 
 def _load_module_points() -> None:
@@ -189,7 +188,7 @@ def info(name: str) -> EstimatorInfo:
             _load(name)
         if name not in _factories:
             known = ", ".join(estimators()) or "none"
-            broken = "".join(f"; {key} failed to load ({why})" for key, why in _failed.items())
+            broken = "".join(f"; the entry point {key!r} failed to load: {why}" for key, why in _failed.items())
             hint = "" if _entry_points() else "; no entry points found: is dpledger installed (pip install -e .)?"
             raise KeyError(f"no estimator named {name!r}; registered: {known}{broken}{hint}")
         return _factories[name]
@@ -222,5 +221,4 @@ def _within_request(name: str, graph: Graph, bound: inspect.BoundArguments) -> N
     planned = graph.plan().guarantee
     if planned.epsilon > epsilon or planned.delta > delta:
         raise PrivacyError(f"estimator {name!r} plans {planned}, above the requested (ε={epsilon:g}, δ={delta:g}): a "
-                           "factory's plan must be at most what it is asked for. This is a bug in the estimator; "
-                           "nothing was charged")
+                           "factory's plan must be at most what it is asked for. This is a bug in the estimator")

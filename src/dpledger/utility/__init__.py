@@ -6,6 +6,6 @@ rate per ε); ``dpledger.utility.figure`` plots it (PNG or HTML); ``dpledger uti
 both from the command line.
 """
 
-from .measure import UtilityReport, UtilityRow, measure_utility
+from .._lazy import exports
 
-__all__ = ["UtilityReport", "UtilityRow", "measure_utility"]
+__getattr__, __dir__, __all__ = exports(__name__, {"measure": ("UtilityReport", "UtilityRow", "measure_utility")})

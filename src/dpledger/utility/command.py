@@ -9,13 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from rich.markup import escape
-
-from .. import figures
-from .._render import terminal
 from .._arguments import epsilons, integer
-from . import figure
-from .measure import measure_utility
 
 DEFAULT_EPSILONS = (0.5, 1.0, 2.0, 4.0)
 DEFAULT_TRIALS = 5
@@ -23,6 +17,13 @@ DEFAULT_TRIALS = 5
 
 def run(args: argparse.Namespace) -> int:
     """Measure, print the table (or JSON) and write the figure; errors go to ``dpledger.cli``."""
+    from rich.markup import escape
+
+    from .. import figures
+    from .._render import terminal
+    from . import figure
+    from .measure import measure_utility
+
     if args.output is not None:
         figures.check_output(args.output)  # before the long work
     report = measure_utility(args.name, args.epsilons, trials=args.trials, seed=args.seed)

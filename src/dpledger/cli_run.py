@@ -1,0 +1,136 @@
+"""``dpledger run`` and ``dpledger ledger show``: a charged run and what a ledger holds, summarised
+for people, or as JSON for scripts (``--json``; ``run --output FILE`` writes the same JSON)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+from ._arguments import estimator_params
+from ._render import terminal
+
+
+def add_parsers(commands, estimator_arguments) -> None:
+    """``run`` (its estimator arguments from the ``plan`` command's ``estimator_arguments``) and
+    ``ledger show``."""
+    run = commands.add_parser("run", help="run an estimator on a file, charged against a ledger file")
+    estimator_arguments(run)
+    run.add_argument("--input", required=True, help="edge list, GraphML, CSV or .npy (see `dpledger estimators`)")
+    run.add_argument("--label", help="the input's name in the ledger (default: --input as given); never "
+                                     "anything computed from the data")
+    run.add_argument("--ledger", required=True, help="SQLite ledger file (created if missing)")
+    run.add_argument("--budget-epsilon", type=float, help="a new ledger's budget (an existing one keeps its own)")
+    run.add_argument("--budget-delta", type=float, help="a new ledger's δ (default 0)")
+    run.add_argument("--filter", choices=("basic", "gdp", "zcdp", "rdp"),
+                     help="a new ledger's rule for its adaptively chosen charges (default basic; fixed for life)")
+    run.add_argument("--json", action="store_true", help="print the result as JSON (for scripts) instead")
+    run.add_argument("--output", help="also write the result JSON here")
+    run.add_argument("--seed", type=int, default=None, help="for reproducible experiments only")
+    run.set_defaults(run=_run)
+
+    ledger = commands.add_parser("ledger", help="inspect a ledger file")
+    ledger_commands = ledger.add_subparsers(dest="ledger_command", required=True)
+    show = ledger_commands.add_parser("show", help="print a ledger file's charges")
+    show.add_argument("file")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(run=_ledger_show)
+
+
+def _budget(args):
+    from . import guarantees as _g
+
+    if args.budget_epsilon is None:
+        if args.budget_delta is not None:
+            raise ValueError("--budget-delta needs --budget-epsilon")
+        return None  # the ledger's own
+    return _g.make(args.budget_epsilon, args.budget_delta or 0.0)
+
+
+def _run(args) -> int:
+    import numpy as np
+
+    from . import guarantees as _g, inputs
+    from .accountant import Accountant
+    from .graph import registry
+
+    params = estimator_params(args)
+    graph = registry.estimator(args.name, **params)
+    data = inputs.load(pathlib.Path(args.input), graph, params)  # refused before the ledger is opened
+    accountant = Accountant.open(args.ledger, _budget(args), args.filter)
+    rng = None if args.seed is None else np.random.default_rng(args.seed)
+    result = accountant.run(graph, data, rng=rng, label=args.label or args.input)
+    output = {"estimator": args.name, "halted": result.halted, "halted_by": result.halted_by,
+              "output": None if result.output is None else np.asarray(result.output).tolist(),
+              "charged": _g.to_dict(result.entry.guarantee), "filter": accountant.filter.name,
+              "spent": accountant.spent.to_dict(), "remaining": accountant.remaining.to_dict(),
+              "budget": _g.to_dict(accountant.budget)}
+    text = json.dumps(output, indent=2)
+    if args.output:
+        pathlib.Path(args.output).write_text(text + "\n")
+    if args.json:
+        print(text)
+        return 0
+    console = terminal()
+    entry = result.entry
+    console.print(f"[bold]{args.name}[/] on {_markup(entry.label)}: charged {entry.guarantee} under {entry.relation} "
+                  f"({_markup(entry.rule)})")
+    console.print(f"ledger {_markup(args.ledger)} (budget {accountant.budget}, {accountant.filter.name!r} filter): "
+                  f"spent {accountant.spent}; remaining {accountant.remaining}")
+    console.print(summary(result))
+    if args.output:
+        console.print(f"result JSON written to {_markup(args.output)}")
+    return 0
+
+
+def _markup(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(str(text))
+
+
+def summary(result):
+    """The released output in a few lines: a halt and its step; labels as community sizes; a
+    matrix (centres) as a small table; a vector by its length and first values; a number."""
+    import numpy as np
+    from rich.table import Table
+
+    if result.halted:
+        return f"halted by {result.halted_by}: no output (the halt is part of what the plan covers)"
+    value = np.asarray(result.output)
+    if value.ndim == 0:
+        return f"output: {value.item():.6g}"
+    if value.ndim == 1 and value.size and np.all(value == np.round(value)) and len(np.unique(value)) <= 10:
+        labels, sizes = np.unique(value, return_counts=True)
+        communities = ", ".join(f"{int(label)}: {size}" for label, size in zip(labels, sizes))
+        return f"output: {value.size} labels; community sizes {communities}"
+    if value.ndim == 2 and value.shape[0] <= 20:
+        table = Table(title=f"output: {value.shape[0]} × {value.shape[1]}", title_justify="left")
+        table.add_column("row", justify="right")
+        shown = min(value.shape[1], 8)
+        for j in range(shown):
+            table.add_column(f"x{j + 1}", justify="right")
+        if shown < value.shape[1]:
+            table.add_column(f"… {value.shape[1] - shown} more")
+        for i, row in enumerate(value):
+            table.add_row(str(i + 1), *(f"{v:.4g}" for v in row[:shown]), *([""] if shown < value.shape[1] else []))
+        return table
+    head = ", ".join(f"{v:.4g}" for v in value.ravel()[:5])
+    return f"output: shape {value.shape}; first values {head}{', …' if value.size > 5 else ''} (--json for all)"
+
+
+def _ledger_show(args) -> int:
+    from . import guarantees as _g
+    from .accountant import Accountant
+
+    accountant = Accountant.inspect(args.file)
+    if args.json:
+        data = {"budget": _g.to_dict(accountant.budget), **accountant.filter.describe(),
+                "relation": None if accountant.relation is None else str(accountant.relation),
+                "spent": accountant.spent.to_dict(), "remaining": accountant.remaining.to_dict(),
+                "entries": accountant.ledger.to_dicts()}
+        print(json.dumps(data, indent=2, default=str))
+        return 0
+    console = terminal()
+    console.print(f"relation {accountant.relation or 'not fixed yet'}")
+    console.print(accountant.ledger.table(title=str(args.file)))
+    return 0

@@ -1,0 +1,143 @@
+"""The command line talks to people (first-hour review, third pass), through the installed console
+script as a user runs it: a run says what it charged and what remains, an existing ledger keeps its
+budget, listings say what each estimator takes, a ledger shows when and on what, every shipped
+example has a README command that runs, and `dpledger --help` loads no numerics."""
+
+import json
+import os
+import pathlib
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DPLEDGER = shutil.which("dpledger", path=os.path.dirname(sys.executable)) or shutil.which("dpledger")
+GRAPH = ["sbm.exact", "--epsilon", "4", "--delta", "1e-6", "n=34", "d=4.6", "gamma=0.6"]
+CENTRES = ["gmm.neighbourhood", "--epsilon", "4", "--delta", "1e-6", "k=3", "n=6000", "d=2", "separation=10"]
+
+
+def dpledger(*arguments, cwd=None, env=None, columns=100) -> subprocess.CompletedProcess:
+    assert DPLEDGER, "the dpledger console script is not installed (pip install -e .)"
+    env = {**os.environ, "COLUMNS": str(columns), **(env or {})}
+    return subprocess.run([DPLEDGER, *map(str, arguments)], capture_output=True, text=True, cwd=cwd, env=env,
+                          timeout=300)
+
+
+def test_run_prints_a_summary_for_people_and_json_only_when_asked(tmp_path):
+    ledger = tmp_path / "karate.sqlite"
+    karate = ROOT / "examples" / "karate.edges"
+    shown = dpledger("run", *GRAPH, "--input", karate, "--ledger", ledger, "--budget-epsilon", "8",
+                     "--budget-delta", "1e-5", "--seed", "0")
+    assert shown.returncode == 0, shown.stderr
+    assert "{" not in shown.stdout and "\\u03a3" not in shown.stdout
+    assert re.search(r"charged \(4, 1e-06\)-DP under edge-adjacency", shown.stdout)
+    assert re.search(r"budget \(8, 1e-05\)-DP, 'basic' filter\): spent Σε = 4 of 8, Σδ = 1e-06 of 1e-05; "
+                     r"remaining Σε = 4 of 8", " ".join(shown.stdout.split()))
+    assert re.search(r"34 labels; community sizes -?\d+: \d+, -?\d+: \d+", shown.stdout)
+    scripted = dpledger("run", *GRAPH, "--input", karate, "--ledger", ledger, "--seed", "0", "--json")
+    result = json.loads(scripted.stdout)  # the budget came from the ledger
+    assert len(result["output"]) == 34 and result["spent"]["epsilon"] == 8.0 and result["budget"]["epsilon"] == 8.0
+
+
+def test_centres_are_a_small_table(tmp_path):
+    shown = dpledger("run", *CENTRES, "--input", ROOT / "examples" / "mixture.csv", "--ledger", tmp_path / "l.sqlite",
+                     "--budget-epsilon", "8", "--budget-delta", "1e-5", "--seed", "0")
+    assert shown.returncode == 0, shown.stderr
+    assert "halted" in shown.stdout or re.search(r"output: 3 × 2", shown.stdout), shown.stdout
+
+
+def test_an_existing_ledger_refuses_only_a_contradicting_budget_in_dp_notation(tmp_path):
+    ledger = tmp_path / "l.sqlite"
+    karate = ROOT / "examples" / "karate.edges"
+    common = ["run", *GRAPH, "--input", karate, "--ledger", ledger, "--seed", "0"]
+    new = dpledger(*common)
+    assert new.returncode == 2 and "is a new ledger: give its budget" in new.stderr
+    assert dpledger(*common, "--budget-epsilon", "8", "--budget-delta", "1e-5").returncode == 0
+    assert dpledger(*common, "--budget-epsilon", "8", "--budget-delta", "1e-5").returncode == 0  # the same: fine
+    other = dpledger(*common, "--budget-epsilon", "9", "--budget-delta", "1e-5")
+    assert other.returncode == 2 and "the budget (8, 1e-05)-DP, not the budget (9, 1e-05)-DP" in other.stderr
+    assert "{" not in other.stderr
+    filtered = dpledger(*common, "--filter", "rdp")
+    assert filtered.returncode == 2 and "the 'basic' filter, not the 'rdp' filter" in filtered.stderr, filtered.stderr
+
+
+def test_estimators_say_what_input_each_takes_in_whole_sentences():
+    shown = dpledger("estimators", columns=300)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    exact = next(i for i, line in enumerate(lines) if line.startswith("sbm.exact("))
+    assert lines[exact].endswith("by the random-partition rule.") and "edge split," in lines[exact]
+    assert lines[exact + 1].strip().startswith("--input: a graph: an edge list")
+    clipped = next(i for i, line in enumerate(lines) if line.startswith("mean.clipped("))
+    assert lines[clipped + 1].strip().startswith("--input: a dataset: CSV")
+
+
+def test_a_broken_plugin_is_named_and_every_other_estimator_listed(tmp_path):
+    (tmp_path / "broken_est.py").write_text("raise ImportError('no module named numpyy')\n")
+    dist = tmp_path / "broken_est-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-est\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[dpledger.estimators]\nbroken.count = broken_est:count\n")
+    shown = dpledger("estimators", env={"PYTHONPATH": str(tmp_path)}, columns=300)
+    assert shown.returncode == 0, shown.stderr
+    assert "sbm.exact(" in shown.stdout and "mean.clipped(" in shown.stdout
+    assert re.search(r"broken.count: failed to load: broken_est:count \(broken-est\): ImportError: no module "
+                     r"named numpyy", shown.stdout), shown.stdout
+    assert "charged" not in shown.stdout + shown.stderr
+
+
+@pytest.mark.parametrize("columns", [40, 60, 80, 100, 140, 200])
+def test_ledger_show_gives_time_and_input_and_never_breaks_a_step_name(tmp_path, columns):
+    ledger = tmp_path / "l.sqlite"
+    assert dpledger("run", *GRAPH, "--input", ROOT / "examples" / "karate.edges", "--label", "karate club",
+                    "--ledger", ledger, "--budget-epsilon", "8", "--budget-delta", "1e-5").returncode == 0
+    shown = dpledger("ledger", "show", ledger, columns=columns)
+    assert shown.returncode == 0, shown.stderr
+    words = set(re.findall(r"[\w.:-]+", shown.stdout))  # lines may wrap between words, never inside one
+    assert any(re.fullmatch(r"\d{4}-\d\d-\d\d", w) for w in words) and any(re.fullmatch(r"\d\d:\d\d:\d\d", w) for w in words)
+    assert {"karate", "club", "UTC"} <= words
+    from dpledger.accountant import Accountant
+
+    steps = {part for step in Accountant.inspect(ledger).ledger[0].steps for part in step.path.split("/")}
+    assert steps <= words, sorted(steps - words)
+
+
+def _readme_runs() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        joined = re.sub(r"\\\n\s*", " ", block)
+        commands += [line.split("#")[0].strip() for line in joined.splitlines() if line.startswith("dpledger run ")]
+    return commands
+
+
+def test_every_shipped_example_has_a_readme_command_that_runs(tmp_path):
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    commands = _readme_runs()
+    used = {pathlib.Path(word).name for command in commands for word in shlex.split(command) if "examples/" in word}
+    shipped = {path.name for path in (ROOT / "examples").iterdir()} - {"mixture_centres.csv"}  # a truth, not an input
+    assert shipped <= used, sorted(shipped - used)
+    for command in commands:
+        ran = dpledger(*shlex.split(command)[1:], cwd=tmp_path)
+        assert ran.returncode == 0, f"{command}\n{ran.stderr}"
+
+
+def test_help_loads_no_numerics():
+    code = textwrap.dedent("""
+        import sys
+        from dpledger import cli
+        try:
+            cli.main(["--help"])
+        except SystemExit:
+            pass
+        heavy = ("dp_accounting", "scipy.stats", "scipy.signal", "cvxpy", "matplotlib")
+        print(",".join(name for name in heavy if name in sys.modules))
+    """)
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert loaded.returncode == 0 and loaded.stdout.splitlines()[-1] == "", loaded.stdout + loaded.stderr
+    assert dpledger("--help").returncode == 0
