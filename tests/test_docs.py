@@ -75,3 +75,11 @@ def test_estimator_index_links_resolve():
         if anchor and path.suffix == ".md":
             headings = re.findall(r"^#+ +(.+?) *$", path.read_text(), flags=re.M)
             assert anchor in {github_anchor(h) for h in headings}, f"docs/estimators.md: no heading for #{anchor} in {target}"
+
+
+def test_the_tutorial_says_where_uses_first_appears_that_names_must_match():
+    """First-hour review: the tutorial never said that a post-processing function's parameter names
+    must equal ``uses``."""
+    text = (DOCS / "tutorial.md").read_text()
+    first = text.index("uses=")
+    assert "parameter names must be\nthe names in `uses`" in text[first:first + 2500]

@@ -162,3 +162,25 @@ def test_a_target_that_raises_on_some_input_fails_with_a_small_pair():
     with pytest.raises(AssertionError, match="raised on a neighbouring pair.*value out of range") as caught:
         assert_private(fragile, ROWS, epsilon=1.0, relation=ReplaceOne())
     assert not isinstance(caught.value, PrivacyViolation)
+
+
+def test_a_violation_under_pytest_shows_its_message_not_library_source(pytester):
+    """First-hour review: about 40 lines of dpledger's own source came before the message."""
+    pytester.makepyfile(textwrap.dedent("""
+        import numpy as np
+        from dpledger.audit.strategies import replace_one_pairs
+        from dpledger.testing import assert_private
+
+        def half_noise(data, rng, size):
+            return np.clip(data, 0, 1).sum() + rng.laplace(0, 0.5, size)
+
+        def test_half_noise():
+            assert_private(half_noise, replace_one_pairs(1, 4, low=0.0, high=1.0), epsilon=1.0, seed=0,
+                           samples=20_000, max_examples=10)
+    """))
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "-n", "0")
+    result.assert_outcomes(failed=1)
+    shown = result.stdout.str()
+    failure = shown.split("test_half_noise _", 1)[1].split("short test summary", 1)[0]
+    assert "fresh samples certify" in failure and "dpledger/testing" not in failure and "def _search" not in failure
+    assert len(failure.splitlines()) < 30, failure

@@ -114,6 +114,7 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
     claim has probability at most 1 − ``confidence``. ``seed`` reproduces everything.
     ``executor``: as for ``audit`` (a ``concurrent.futures.Executor`` or "processes").
     """
+    __tracebackhide__ = True  # pytest shows the violation's message, not this library's source
     if not isinstance(pairs, SearchStrategy):
         raise TypeError(f"pairs must be a hypothesis strategy of (D, D') pairs (e.g. "
                         f"dpledger.audit.strategies.replace_one_pairs()), got {type(pairs).__name__}")
@@ -133,6 +134,8 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
 
 def _search_and_decide(resolved, pairs, epsilon, delta, samples, search_samples, confidence, seed, max_examples,
                        pool) -> AuditReport:
+    __tracebackhide__ = True
+
     def run(chosen, **options) -> AuditReport:
         return audit_pairs(resolved.runner(chosen), chosen, epsilon=epsilon, delta=delta, relation=resolved.relation,
                            executor=pool, **options)
