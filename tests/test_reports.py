@@ -213,3 +213,18 @@ def test_a_ledger_without_its_accountant_renders_its_entries():
     acct.spend("count", TextbookLaplace(0.25))
     html = dp.Ledger.from_dicts(acct.ledger.to_dicts())._repr_html_()
     assert _is_fragment(html) and "count" in html and "Lemma A.8" in html and "spent:" not in html
+
+
+@pytest.mark.parametrize("rule", ["basic", "zcdp"])
+def test_an_accountant_and_its_usage_render_as_html(rule):
+    """First-hour review: the two objects a notebook user evaluates most had no HTML view."""
+    acct = dp.Accountant(dp.ApproxDP(2.0, 1e-5), filter=rule, relation=dp.ReplaceOne())
+    acct.run(dp.Graph(dp.release("<sum>", dp.mechanisms.Gaussian(0.5, 1e-6), lambda x: float(np.clip(x, 0, 1).sum())),
+                      relation=dp.ReplaceOne()), np.zeros(4))
+    spent, remaining = acct.spent._repr_html_(), acct.remaining._repr_html_()
+    assert _is_fragment(spent) and _is_fragment(remaining)
+    assert f"{acct.spent.amounts[0]:.6g}" in spent and f"{acct.remaining.amounts[0]:.6g}" in remaining
+    assert "spent under" in spent and "remaining under" in remaining
+    html = acct._repr_html_()
+    assert _is_fragment(html) and escape(str(acct.budget)) in html and "&lt;sum&gt;" in html and "<sum>" not in html
+    assert spent in html and remaining in html

@@ -280,6 +280,19 @@ class Accountant:
         if close is not None:
             close()
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the budget, filter and relation, what is spent and remaining, then the ledger."""
+        from html import escape
+
+        from .._render import html_table
+
+        relation = "not fixed yet" if self.relation is None else str(self.relation)
+        head = (f"<div class=\"dpledger-accountant\"><p><b>Accountant</b>: budget {escape(str(self.budget))} under the "
+                f"{escape(repr(self.filter.name))} filter, relation {escape(relation)}, "
+                f"{len(self.ledger)} charge(s)</p>")
+        return head + html_table(self.spent.table()) + html_table(self.remaining.table()) + self.ledger.render(
+            html=True) + "</div>"
+
     def __repr__(self) -> str:
         return f"Accountant(budget={self.budget}, filter={self.filter.name!r}, spent: {self.spent})"
 

@@ -66,6 +66,27 @@ class Usage:
         return {"filter": self.filter, "currency": self.currency, "amounts": list(self.amounts),
                 "limits": list(self.limits), "epsilon": self.epsilon, "delta": self.delta}
 
+    def table(self):
+        """A ``rich`` table: each amount against its limit in the filter's currency, and ε at δ."""
+        from rich.table import Table
+
+        table = Table(title=f"{'remaining' if self.left else 'spent'} under the {self.filter!r} filter")
+        for column in ("", "amount", "of"):
+            table.add_column(column, justify="left" if not column else "right")
+        names = ("Σε", "Σδ") if self.filter == "basic" else tuple(
+            self.currency if len(self.amounts) == 1 else f"{self.currency}[{i}]" for i in range(len(self.amounts)))
+        for name, amount, limit in zip(names, self.amounts, self.limits):
+            table.add_row(name, f"{amount:.6g}", f"{limit:.6g}")
+        if self.filter != "basic":
+            table.add_row("ε at δ (for reading)", f"{self.epsilon:.4g}", f"δ = {self.delta:.3g}")
+        return table
+
+    def _repr_html_(self) -> str:
+        """The table as an HTML fragment (Jupyter)."""
+        from .._render import html_table
+
+        return html_table(self.table())
+
     def __str__(self) -> str:
         if self.filter == "basic":
             return f"Σε = {self.epsilon:.6g} of {self.limits[0]:.6g}, Σδ = {self.delta:.3g} of {self.limits[1]:.3g}"
