@@ -228,3 +228,20 @@ def test_an_accountant_and_its_usage_render_as_html(rule):
     html = acct._repr_html_()
     assert _is_fragment(html) and escape(str(acct.budget)) in html and "&lt;sum&gt;" in html and "<sum>" not in html
     assert spent in html and remaining in html
+
+
+def test_audit_verdicts_read_as_words_lower_bounds_down_claims_up():
+    """First-hour review: "certified ε >= 0.3396 <= claimed 1" read badly, and "search estimate -inf"
+    meant nothing to a reader."""
+    from dpledger.audit.report import SearchSummary, rounded, verdict
+
+    assert verdict(0.3396, 1.0) == "no violation: ε ≥ 0.33 certified (a lower bound; claimed 1)"
+    assert verdict(1.43, 1.0) == "VIOLATION: ε ≥ 1.4 certified (a lower bound, above the claimed 1)"
+    assert rounded(0.29, "down") == "0.28"  # the double 0.29 is below 0.29: its lower bound is too
+    assert rounded(1.1, "up", 4) == "1.1" and rounded(0.0049999, "up") == "0.005"
+    for value in np.random.default_rng(0).uniform(1e-3, 50, 2000):
+        assert float(rounded(value, "down")) <= value <= float(rounded(value, "up"))
+    summary = str(SearchSummary(3, 100, 0, ("D vs D'",), (-math.inf,)))
+    assert "-inf" not in summary and "no event that separates" in summary
+    report = audit_pairs(_shifted_laplace, [(0.0, 1.0)], epsilon=1.0, samples=2000, seed=1)
+    assert "certified (a lower bound; claimed 1)" in str(report)

@@ -19,12 +19,14 @@ DEFAULT_CONFIDENCE = 0.95
 def _print(report, console) -> None:
     from rich.markup import escape
 
+    from .report import verdict as verdict_words
+
     epsilon, delta = report.claimed
     colour = "red" if report.violation else "green"
     verdict = "VIOLATION" if report.violation else "no violation"
+    words = verdict_words(report.epsilon_lower_bound, epsilon).split(": ", 1)[1]
     console.print(f"[bold]{escape(report.target)}[/]: claimed (ε={epsilon:.4g}, δ={delta:.3g}) — "
-                  f"[bold {colour}]{verdict}[/]: "
-                  f"certified ε >= {report.epsilon_lower_bound:.4g} at confidence {report.confidence:g}")
+                  f"[bold {colour}]{verdict}[/]: {escape(words)} at confidence {report.confidence:g}")
     console.print(f"{report.samples} samples per side, {report.tests} test(s), {report.seconds:.1f} s, "
                   f"seed {report.seed} (pass --seed to reproduce)")
     if report.search is not None:

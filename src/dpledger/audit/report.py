@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import decimal
+import math
+
 import attrs
 import numpy as np
 
@@ -102,6 +105,35 @@ def _plain(instance, field, value):
     return value.tolist() if isinstance(value, np.ndarray) else value
 
 
+def rounded(value: float, direction: str, digits: int = 2) -> str:
+    """``value`` to ``digits`` significant digits, rounded ``"down"`` from its exact binary value (a
+    lower bound stays a lower bound when read) or ``"up"`` from its shortest decimal form (a claim,
+    as it was written, is never understated)."""
+    if not math.isfinite(value) or value == 0:
+        return "∞" if value == math.inf else "-∞" if value == -math.inf else f"{value:g}"
+    value = float(value)
+    exact = decimal.Decimal(value) if direction == "down" else decimal.Decimal(repr(value))
+    step = decimal.Decimal(1).scaleb(exact.adjusted() - digits + 1)
+    shown = exact.quantize(step, rounding=decimal.ROUND_FLOOR if direction == "down" else decimal.ROUND_CEILING)
+    return f"{shown.normalize():f}"
+
+
+def verdict(lower_bound: float, claimed: float) -> str:
+    """The certified ε in words: "ε ≥ 0.33 certified (a lower bound; claimed 1)"."""
+    certified = f"ε ≥ {rounded(lower_bound, 'down')} certified (a lower bound"
+    if lower_bound > claimed:
+        return f"VIOLATION: {certified}, above the claimed {rounded(claimed, 'up', 4)})"
+    return f"no violation: {certified}; claimed {rounded(claimed, 'up', 4)})"
+
+
+def _estimate(score: float) -> str:
+    if score == -math.inf or math.isnan(score):
+        return "search found no event that separates the two sides"
+    if score == math.inf:
+        return "search saw an output on one side only"
+    return f"search estimate ε ≈ {score:.3g}"
+
+
 @attrs.frozen
 class SearchSummary:
     """How ``audit`` chose the pairs it audited, on draws the audit itself never reuses.
@@ -122,7 +154,7 @@ class SearchSummary:
     def __str__(self) -> str:
         lines = [f"  pairs found by scoring {self.candidates} candidate(s) on {self.samples} samples per side"
                  + (f" ({self.failed} made the mechanism fail)" if self.failed else "")]
-        lines += [f"    pair {index}: {pair} (search estimate {score:.3g})"
+        lines += [f"    pair {index}: {pair} ({_estimate(score)})"
                   for index, (pair, score) in enumerate(zip(self.pairs, self.scores))]
         return "\n".join(lines)
 
@@ -217,11 +249,10 @@ class AuditReport:
 
     def __str__(self) -> str:
         epsilon, delta = self.claimed
-        verdict = (f"VIOLATION: ε >= {self.epsilon_lower_bound:.4g} > claimed {epsilon:.4g}" if self.violation
-                   else f"no violation: certified ε >= {self.epsilon_lower_bound:.4g} <= claimed {epsilon:.4g}")
         subject = f" of {self.target}" if self.target else ""
         lines = [
-            f"Privacy audit{subject} of a claimed (ε={epsilon:.4g}, δ={delta:.3g}) at confidence {self.confidence:.6g}: {verdict}",
+            f"Privacy audit{subject} of a claimed (ε={epsilon:.4g}, δ={delta:.3g}) at confidence {self.confidence:.6g}: "
+            f"{verdict(self.epsilon_lower_bound, epsilon)}",
             f"  {len(self.pairs)} pair(s), {self.samples} samples per side ({self.samples - self.test_samples} to choose "
             f"events, {self.test_samples} to test), {self.tests} test(s), each bound at level {self.level:.3g} "
             f"(Bonferroni), {self.seconds:.2f} s, seed {self.seed}",
