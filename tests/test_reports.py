@@ -123,7 +123,7 @@ def test_utility_command_on_shipped_estimators(tmp_path, capsys):
     assert cli.main(["utility", "sbm.exponential", "--epsilons", "2", "--trials", "1", "--seed", "0",
                      "--output", str(tmp_path / "curve.html")]) == 0
     page = (tmp_path / "curve.html").read_text()
-    assert "data:image/png;base64," in page and "median error" in page
+    assert "data:image/png;base64," in page and "misclassified fraction against ε" in page
     assert "figure written to" in capsys.readouterr().out
 
 
@@ -245,3 +245,23 @@ def test_audit_verdicts_read_as_words_lower_bounds_down_claims_up():
     assert "-inf" not in summary and "no event that separates" in summary
     report = audit_pairs(_shifted_laplace, [(0.0, 1.0)], epsilon=1.0, samples=2000, seed=1)
     assert "certified (a lower bound; claimed 1)" in str(report)
+
+
+def test_utility_reports_name_their_metric_and_draw_chance_and_a_reference(test_estimators, tmp_path):
+    """First-hour review: the utility table and figure never said what "error" was."""
+    plain = measure_utility("test.count", [1.0], trials=2, seed=0, progress=False)  # no fields: still works
+    assert plain.metric == "error" and plain.chance is None and plain.reference is None and plain.levels == ""
+    labels = measure_utility("sbm.weak", [4.0], trials=2, seed=0, progress=False)
+    assert labels.metric == "misclassified fraction" and labels.chance == 0.5
+    assert "misclassified fraction against ε" in str(labels) and "chance level 0.5" in str(labels)
+    means = measure_utility("mean.clipped", [1.0, 8.0], trials=3, seed=0, progress=False)
+    assert means.metric.startswith("ℓ2 error") and 0 < means.reference < means.rows[0].quartiles[1]
+    assert json.loads(json.dumps(means.to_dict()))["reference"] == means.reference
+    pytest.importorskip("matplotlib")
+    from dpledger.utility.figure import figure
+
+    axes = figure(labels).axes[0]
+    assert axes.get_ylabel() == "misclassified fraction"
+    assert any("chance level" in text.get_text() for text in axes.get_legend().get_texts())
+    axes = figure(means).axes[0]
+    assert any("non-private reference" in text.get_text() for text in axes.get_legend().get_texts())

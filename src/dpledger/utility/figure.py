@@ -21,7 +21,12 @@ def figure(report: UtilityReport):
     epsilons = np.array([row.epsilon for row in report.rows])
     q1, median, q3 = np.array([row.quartiles for row in report.rows]).T
     axes.fill_between(epsilons, q1, q3, alpha=0.25, label="interquartile range")
-    axes.plot(epsilons, median, marker="o", label="median error")
+    axes.plot(epsilons, median, marker="o", label=f"median {report.metric}")
+    if report.chance is not None:
+        axes.axhline(report.chance, color="grey", linestyle=":", label=f"chance level ({report.chance:.3g})")
+    if report.reference is not None:
+        axes.axhline(report.reference, color="tab:green", linestyle="--",
+                     label=f"non-private reference ({report.reference:.3g})")
     trials = [(row.epsilon, error) for row in report.rows for error in row.errors]
     if trials:
         axes.scatter(*zip(*trials), s=10, color="black", alpha=0.4, label="trials")
@@ -29,7 +34,7 @@ def figure(report: UtilityReport):
     axes.set_xticks(epsilons, [f"{e:g}" for e in epsilons])
     axes.minorticks_off()
     axes.set_xlabel("ε")
-    axes.set_ylabel("error")
+    axes.set_ylabel(report.metric)
     if any(row.halts for row in report.rows):
         rates = axes.twinx()
         rates.plot(epsilons, [row.halt_rate for row in report.rows], "s--", color="tab:red", label="halt rate")
@@ -37,7 +42,7 @@ def figure(report: UtilityReport):
         rates.set_ylabel("halt rate", color="tab:red")
         rates.legend(loc="upper center", fontsize=8)
     axes.legend(fontsize=8)
-    axes.set_title(f"{report.estimator}: error against ε, {report.trials} trial(s) per ε\n{report.setting}",
+    axes.set_title(f"{report.estimator}: {report.metric} against ε, {report.trials} trial(s) per ε\n{report.setting}",
                    fontsize=10)
     return drawing
 

@@ -9,6 +9,11 @@ that halts (output None) counts as a halt, never as an error.
 Randomness: trial t draws its input from ``SeedSequence(entropy, spawn_key=(0, t))`` at every
 ε, so a sampler whose input does not depend on ε compares all ε on the same inputs; the i-th ε's
 run of trial t draws its noise from ``(1, i, t)``. The report's ``seed`` reproduces everything.
+
+Optional fields on the sampler say what the error is: ``metric`` (its name, e.g. "ℓ2 error"),
+``chance`` (the error of a guess that ignores the data) and ``reference(data)`` (a non-private
+estimate, scored by the same ``error``: its median over the trials is drawn as a reference).
+Samplers without them keep working; the report then says "error".
 """
 
 from __future__ import annotations
@@ -77,18 +82,31 @@ class UtilityReport:
     seed: int
     rows: tuple[UtilityRow, ...]
     seconds: float
+    metric: str = "error"
+    chance: float | None = None
+    reference: float | None = None  # the median error of the sampler's non-private reference estimate
 
     def to_dict(self) -> dict:
         # the 128-bit seed as a string: JSON readers that parse numbers as doubles would round it
         return {"estimator": self.estimator, "setting": self.setting, "trials": self.trials, "seed": str(self.seed),
-                "seconds": self.seconds, "rows": [row.to_dict() for row in self.rows]}
+                "seconds": self.seconds, "metric": self.metric, "chance": self.chance, "reference": self.reference,
+                "rows": [row.to_dict() for row in self.rows]}
+
+    @property
+    def levels(self) -> str:
+        """The chance level and the non-private reference, in words ("" when the sampler gives neither)."""
+        parts = ([] if self.chance is None else [f"chance level {self.chance:.3g}"]) + (
+            [] if self.reference is None else [f"non-private reference {self.reference:.3g} (median)"])
+        return "; ".join(parts)
 
     def table(self):
-        """A ``rich`` table: median error, quartiles and halt rate per ε."""
+        """A ``rich`` table: median error, quartiles and halt rate per ε, under the metric's name."""
         from rich.table import Table
 
-        table = Table(title=f"{self.estimator} ({self.setting}): error against ε, {self.trials} trial(s) per ε")
-        for column in ("ε", "median error", "quartiles", "halt rate"):
+        caption = self.levels or None
+        table = Table(title=f"{self.estimator} ({self.setting}): {self.metric} against ε, {self.trials} trial(s) per ε",
+                      caption=caption)
+        for column in ("ε", "median", "quartiles", "halt rate"):
             table.add_column(column, justify="right")
         for row in self.rows:
             q1, median, q3 = row.quartiles
@@ -125,8 +143,9 @@ def _sampler(name: str):
     return entry.utility
 
 
-def _trial(name: str, sampler, epsilon: float, data_seed, run_seed) -> tuple[dict, float | None]:
-    """(public parameters, error of the released output or None when the run halted)."""
+def _trial(name: str, sampler, epsilon: float, data_seed, run_seed, with_reference: bool):
+    """(public parameters, error of the released output or None when the run halted, error of the
+    sampler's non-private reference on the same input or None)."""
     drawn = sampler(epsilon, np.random.default_rng(data_seed))
     if not isinstance(drawn, tuple) or len(drawn) != 3 or not isinstance(drawn[0], dict) or not callable(drawn[2]):
         raise TypeError(f"the utility sampler of {name!r} must return (params: dict, data, error: callable), "
@@ -134,12 +153,14 @@ def _trial(name: str, sampler, epsilon: float, data_seed, run_seed) -> tuple[dic
     params, data, error = drawn
     graph = registry.estimator(name, **params)
     result = Accountant(graph.plan().guarantee).run(graph, data, rng=np.random.default_rng(run_seed))
+    reference = getattr(sampler, "reference", None)
+    baseline = None if reference is None or not with_reference else float(error(reference(data)))
     if result.halted:
-        return params, None
+        return params, None, baseline
     value = float(error(result.output))
     if math.isnan(value):
         raise ValueError(f"the utility sampler of {name!r} measured a NaN error at epsilon={epsilon:g}")
-    return params, value
+    return params, value, baseline
 
 
 def measure_utility(name: str, epsilons: Sequence[float], trials: int = 5, seed: int | None = None,
@@ -154,17 +175,23 @@ def measure_utility(name: str, epsilons: Sequence[float], trials: int = 5, seed:
     epsilons = _checked_epsilons(epsilons)
     trials = _validate.integer("trials", trials, minimum=1)
     entropy = np.random.SeedSequence(None if seed is None else _validate.integer("seed", seed, minimum=0)).entropy
-    rows, setting = [], {}
+    rows, setting, baselines = [], {}, []
     with tracking(progress, len(epsilons) * trials, f"utility of {name}") as tracker:
         for index, epsilon in enumerate(epsilons):
             outcomes = []
             for trial in range(trials):
-                setting, error = _trial(name, sampler, epsilon,
-                                        np.random.SeedSequence(entropy, spawn_key=(DATA_STREAM, trial)),
-                                        np.random.SeedSequence(entropy, spawn_key=(RUN_STREAM, index, trial)))
+                setting, error, baseline = _trial(name, sampler, epsilon,
+                                                  np.random.SeedSequence(entropy, spawn_key=(DATA_STREAM, trial)),
+                                                  np.random.SeedSequence(entropy, spawn_key=(RUN_STREAM, index, trial)),
+                                                  with_reference=index == 0)  # one input per trial (module doc)
                 outcomes.append(error)
+                if baseline is not None:
+                    baselines.append(baseline)
                 tracker.advance(1)
             rows.append(UtilityRow(epsilon, tuple(e for e in outcomes if e is not None), outcomes.count(None)))
     described = ", ".join(f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
                           for key, value in setting.items() if key != "epsilon")
-    return UtilityReport(name, described, trials, int(entropy), tuple(rows), time.perf_counter() - start)
+    chance = getattr(sampler, "chance", None)
+    return UtilityReport(name, described, trials, int(entropy), tuple(rows), time.perf_counter() - start,
+                         str(getattr(sampler, "metric", "error")), None if chance is None else float(chance),
+                         float(np.median(baselines)) if baselines else None)

@@ -26,7 +26,7 @@ from ...stability import SolverError
 from ..mean.parameters import domain
 from . import bins, membership
 from .calibration import Calibration, Tuning, calibrate
-from .model import centre_error, sample_mixture
+from .model import CENTRE_METRIC, centre_error, nonprivate_centres, sample_mixture
 
 def steps_one_to_five(cal: Calibration):
     """Query of the privatised-input node: certified W, soft threshold, subsample, ν rows (or,
@@ -107,6 +107,7 @@ def _utility(n: int, k: int, d: int, separation: float, delta: float):
         data, truth, _ = sample_mixture(n, k, d, separation, rng)
         params = {"epsilon": epsilon, "delta": delta, "k": k, "n": n, "d": d, "separation": separation}
         return params, data, lambda estimate: centre_error(estimate, truth)
+    utility.metric, utility.reference = CENTRE_METRIC, nonprivate_centres(k)
     return utility
 
 

@@ -41,7 +41,7 @@ from ...relations import ReplaceOne
 from ..mean.parameters import domain
 from . import lloyd
 from .membership import clamped
-from .model import centre_error, sample_mixture
+from .model import CENTRE_METRIC, centre_error, nonprivate_centres, sample_mixture
 
 #: Projected dimension d* (the histogram's), cell side in units of σ, Lloyd clip margin in σ.
 DIMENSION, WIDTH, MARGIN = 8, 4.0, 4.0
@@ -305,6 +305,9 @@ def _utility(epsilon, rng):
     radius = float(np.linalg.norm(truth, axis=1).max() + math.sqrt(50) + 6)
     params = {"epsilon": epsilon, "delta": 1e-6, "k": 3, "n": 20_000, "d": 50, "separation": 20.0, "radius": radius}
     return params, data, lambda estimate: centre_error(estimate, truth)
+
+
+_utility.metric, _utility.reference = CENTRE_METRIC, nonprivate_centres(3)
 
 
 @register("gmm.projected", example=_example, utility=_utility, stress=extremes_of(_example))

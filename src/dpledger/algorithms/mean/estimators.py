@@ -30,6 +30,8 @@ def utility_sampler(n: int, d: int, R: float, k: int | None = None):
         data, mean = sparse_gaussian(n, d, d if k is None else k, R / 2, rng)
         params = {"epsilon": epsilon, "R": R, "n": n, "d": d} | ({} if k is None else {"k": k})
         return params, data, lambda estimate: float(np.linalg.norm(estimate - mean))
+    utility.metric = "ℓ2 error ‖μ̂ − μ‖"
+    utility.reference = lambda data: np.mean(data, axis=0)  # the non-private sample mean
     return utility
 
 

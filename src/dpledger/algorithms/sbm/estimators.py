@@ -91,6 +91,8 @@ def _utility(n: int, p: float, q: float, public=("epsilon", "n", "d", "gamma"), 
     def utility(epsilon, rng):
         params, adjacency, truth = _sample(n, p, q, epsilon, rng)
         return {key: params[key] for key in public} | extra, adjacency, lambda labels: model.error_rate(labels, truth)
+    utility.metric = "misclassified fraction"
+    utility.chance = 0.5  # labels that ignore the graph: half wrong, up to the global flip
     return utility
 
 
