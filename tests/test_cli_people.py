@@ -141,3 +141,30 @@ def test_help_loads_no_numerics():
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert loaded.returncode == 0 and loaded.stdout.splitlines()[-1] == "", loaded.stdout + loaded.stderr
     assert dpledger("--help").returncode == 0
+
+
+def test_listing_estimators_again_loads_no_estimator_and_a_changed_plugin_is_seen(tmp_path):
+    """Start-up: listing used to import every estimator (dp-accounting alone takes a second) on each
+    call; it is kept on disk, keyed by the installed code, so a change to a plugin shows at once."""
+    plugin = tmp_path / "site"
+    plugin.mkdir()
+    source = ('import dpledger as dp\n\n@dp.register("cached.count")\ndef count(epsilon=1.0):\n'
+              '    """{}"""\n    raise NotImplementedError\n')
+    (plugin / "cached_est.py").write_text(source.format("First version."))
+    dist = plugin / "cached_est-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: cached-est\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[dpledger.estimators]\ncached.count = cached_est:count\n")
+    env = {"PYTHONPATH": str(plugin), "DPLEDGER_CACHE": str(tmp_path / "cache")}
+    code = ("import sys; from dpledger import cli; cli.main(['estimators']); "
+            "print('LOADED', [m for m in ('dp_accounting', 'dpledger.mechanisms', 'scipy.stats') if m in sys.modules])")
+    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **env},
+                           timeout=300)
+    assert "First version." in first.stdout and "LOADED ['dp_accounting'" in first.stdout, first.stdout + first.stderr
+    again = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **env},
+                           timeout=300)
+    assert "First version." in again.stdout and "LOADED []" in again.stdout, again.stdout + again.stderr
+    (plugin / "cached_est.py").write_text(source.format("Second version, longer."))
+    changed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env={**os.environ, **env}, timeout=300)
+    assert "Second version, longer." in changed.stdout and "First version." not in changed.stdout

@@ -38,16 +38,10 @@ def _demo(args) -> int:
 
 def _estimators(args) -> int:
     """Every estimator that loads, each on its own: a broken plugin is named with its error and
-    hides nothing else."""
-    from .graph import registry
+    hides nothing else (``dpledger.catalogue``)."""
+    from .catalogue import listing
 
-    rows, failures = [], {}
-    for name in registry.estimators():
-        try:
-            rows.append(_estimator_row(registry.info(name)))
-        except Exception as error:  # noqa: BLE001 - a broken estimator is reported, never breaks the listing
-            failures[name] = f"{type(error).__name__}: {error}"
-    failures.update(registry.failures())  # an entry point that did not load: its own error, not the lookup's
+    rows, failures = listing()
 
     def render(console):
         from rich.markup import escape
@@ -63,28 +57,6 @@ def _estimators(args) -> int:
 
     _emit(args, {"estimators": rows, "failures": failures}, render)
     return 0
-
-
-def _estimator_row(info) -> dict:
-    """Name, parameters with their defaults (None: required), the guarantee's type and relation and
-    the input files ``run`` takes (from the registered example, when there is one), and the
-    docstring's first sentence."""
-    parameters = {name: None if p.default is p.empty else repr(p.default) for name, p in info.parameters.items()}
-    guarantee = inputs = ""
-    if info.example is not None:
-        import numpy as np
-
-        from . import inputs as _inputs
-        from .graph import registry
-        from .relations import EdgeAdjacency
-
-        params, _ = info.example(np.random.default_rng(0))
-        plan = registry.estimator(info.name, **params).plan()
-        kind = "pure ε-DP" if plan.guarantee.delta == 0 else "(ε, δ)-DP"
-        guarantee = f"{kind} under {plan.relation}"
-        inputs = _inputs.GRAPH_FORMATS if isinstance(plan.relation, EdgeAdjacency) else _inputs.DATASET_FORMATS
-    return {"name": info.name, "parameters": parameters, "guarantee": guarantee, "inputs": inputs,
-            "summary": info.summary}
 
 
 def _plan(args) -> int:

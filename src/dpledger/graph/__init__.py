@@ -1,11 +1,11 @@
-"""Mechanism graphs: nodes, combinators, plans and the estimator registry."""
+"""Mechanism graphs: nodes, combinators, plans and the estimator registry (each name imported on
+first use: the registry alone, which lists estimators, loads no mechanism)."""
 
-from .combinators import (absorb, conditional, group, halt_if, per_record, postprocess, private, privatise, release,
-                          repeat, sequence, split, subsample, transform)
-from .graph import Graph, Plan
-from .registry import estimator, estimators, info, register
+from .._lazy import exports
 
-__all__ = [
-    "Graph", "Plan", "absorb", "conditional", "estimator", "estimators", "group", "halt_if", "info", "per_record", "postprocess",
-    "private", "privatise", "register", "release", "repeat", "sequence", "split", "subsample", "transform",
-]
+__getattr__, __dir__, __all__ = exports(__name__, {
+    "combinators": ("absorb", "conditional", "group", "halt_if", "per_record", "postprocess", "private", "privatise",
+                    "release", "repeat", "sequence", "split", "subsample", "transform"),
+    "graph": ("Graph", "Plan"),
+    "registry": ("estimator", "estimators", "info", "register"),
+})

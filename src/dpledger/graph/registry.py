@@ -16,12 +16,14 @@ import importlib
 import importlib.metadata
 import inspect
 import threading
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import attrs
 
 from ..errors import PrivacyError
-from .graph import Graph
+
+if TYPE_CHECKING:
+    from .graph import Graph
 
 ENTRY_POINT_GROUP = "dpledger.estimators"
 
@@ -203,6 +205,8 @@ def estimator(name: str, **params) -> Graph:
     except TypeError as exc:
         raise TypeError(f"estimator {name!r} takes {list(signature.parameters)}: {exc}") from None
     graph = entry.factory(**params)
+    from .graph import Graph  # here, not above: listing estimators loads no mechanism
+
     if not isinstance(graph, Graph):
         raise TypeError(f"factory of {name!r} returned {type(graph).__name__}, not a dpledger Graph")
     _within_request(name, graph, bound)
