@@ -51,19 +51,28 @@ def test_centres_are_a_small_table(tmp_path):
     assert "halted" in shown.stdout or re.search(r"output: 3 × 2", shown.stdout), shown.stdout
 
 
-def test_an_existing_ledger_refuses_only_a_contradicting_budget_in_dp_notation(tmp_path):
+def in_process(*arguments, capsys) -> tuple[int, str, str]:
+    """``dpledger ARGUMENTS`` through ``cli.main`` (the console script's own code, without its
+    second of start-up), for the cases after the first."""
+    from dpledger import cli
+
+    code = cli.main([str(argument) for argument in arguments])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_an_existing_ledger_refuses_only_a_contradicting_budget_in_dp_notation(tmp_path, capsys):
     ledger = tmp_path / "l.sqlite"
     karate = ROOT / "examples" / "karate.edges"
     common = ["run", *GRAPH, "--input", karate, "--ledger", ledger, "--seed", "0"]
     new = dpledger(*common)
     assert new.returncode == 2 and "is a new ledger: give its budget" in new.stderr
-    assert dpledger(*common, "--budget-epsilon", "8", "--budget-delta", "1e-5").returncode == 0
-    assert dpledger(*common, "--budget-epsilon", "8", "--budget-delta", "1e-5").returncode == 0  # the same: fine
-    other = dpledger(*common, "--budget-epsilon", "9", "--budget-delta", "1e-5")
-    assert other.returncode == 2 and "the budget (8, 1e-05)-DP, not the budget (9, 1e-05)-DP" in other.stderr
-    assert "{" not in other.stderr
-    filtered = dpledger(*common, "--filter", "rdp")
-    assert filtered.returncode == 2 and "the 'basic' filter, not the 'rdp' filter" in filtered.stderr, filtered.stderr
+    assert in_process(*common, "--budget-epsilon", "8", "--budget-delta", "1e-5", capsys=capsys)[0] == 0
+    assert in_process(*common, "--budget-epsilon", "8", "--budget-delta", "1e-5", capsys=capsys)[0] == 0  # the same
+    code, _, error = in_process(*common, "--budget-epsilon", "9", "--budget-delta", "1e-5", capsys=capsys)
+    assert code == 2 and "the budget (8, 1e-05)-DP, not the budget (9, 1e-05)-DP" in error and "{" not in error
+    code, _, error = in_process(*common, "--filter", "rdp", capsys=capsys)
+    assert code == 2 and "the 'basic' filter, not the 'rdp' filter" in error, error
 
 
 def test_estimators_say_what_input_each_takes_in_whole_sentences():
@@ -91,20 +100,37 @@ def test_a_broken_plugin_is_named_and_every_other_estimator_listed(tmp_path):
     assert "charged" not in shown.stdout + shown.stderr
 
 
-@pytest.mark.parametrize("columns", [40, 60, 80, 100, 140, 200])
-def test_ledger_show_gives_time_and_input_and_never_breaks_a_step_name(tmp_path, columns):
-    ledger = tmp_path / "l.sqlite"
+@pytest.fixture(scope="module")
+def charged_ledger(tmp_path_factory):
+    ledger = tmp_path_factory.mktemp("shown") / "l.sqlite"
     assert dpledger("run", *GRAPH, "--input", ROOT / "examples" / "karate.edges", "--label", "karate club",
                     "--ledger", ledger, "--budget-epsilon", "8", "--budget-delta", "1e-5").returncode == 0
-    shown = dpledger("ledger", "show", ledger, columns=columns)
-    assert shown.returncode == 0, shown.stderr
-    words = set(re.findall(r"[\w.:-]+", shown.stdout))  # lines may wrap between words, never inside one
-    assert any(re.fullmatch(r"\d{4}-\d\d-\d\d", w) for w in words) and any(re.fullmatch(r"\d\d:\d\d:\d\d", w) for w in words)
-    assert {"karate", "club", "UTC"} <= words
+    return ledger
+
+
+def _shown_whole(shown: str, ledger) -> None:
+    """Each charge's date, time and input label, and every step name, are whole words of ``shown``."""
     from dpledger.accountant import Accountant
 
+    words = set(re.findall(r"[\w.:-]+", shown))  # lines may wrap between words, never inside one
+    assert any(re.fullmatch(r"\d{4}-\d\d-\d\d", w) for w in words) and any(re.fullmatch(r"\d\d:\d\d:\d\d", w) for w in words)
+    assert {"karate", "club", "UTC"} <= words
     steps = {part for step in Accountant.inspect(ledger).ledger[0].steps for part in step.path.split("/")}
     assert steps <= words, sorted(steps - words)
+
+
+def test_ledger_show_gives_time_and_input(charged_ledger):
+    shown = dpledger("ledger", "show", charged_ledger, columns=80)
+    assert shown.returncode == 0, shown.stderr
+    _shown_whole(shown.stdout, charged_ledger)
+
+
+@pytest.mark.parametrize("columns", [40, 60, 100, 140, 200])
+def test_ledger_show_never_breaks_a_step_name(charged_ledger, columns, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", str(columns))
+    code, out, _ = in_process("ledger", "show", charged_ledger, capsys=capsys)
+    assert code == 0 and max(map(len, out.splitlines())) <= columns
+    _shown_whole(out, charged_ledger)
 
 
 def _readme_runs() -> list[str]:
@@ -116,15 +142,19 @@ def _readme_runs() -> list[str]:
     return commands
 
 
-def test_every_shipped_example_has_a_readme_command_that_runs(tmp_path):
+def test_every_shipped_example_has_a_readme_command_that_runs(tmp_path, capsys, monkeypatch):
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     commands = _readme_runs()
     used = {pathlib.Path(word).name for command in commands for word in shlex.split(command) if "examples/" in word}
     shipped = {path.name for path in (ROOT / "examples").iterdir()} - {"mixture_centres.csv"}  # a truth, not an input
     assert shipped <= used, sorted(shipped - used)
-    for command in commands:
-        ran = dpledger(*shlex.split(command)[1:], cwd=tmp_path)
-        assert ran.returncode == 0, f"{command}\n{ran.stderr}"
+    for index, command in enumerate(commands):  # the first through the console script, the rest in process
+        if index == 0:
+            ran = dpledger(*shlex.split(command)[1:], cwd=tmp_path)
+            assert ran.returncode == 0, f"{command}\n{ran.stderr}"
+        else:
+            monkeypatch.chdir(tmp_path)
+            assert in_process(*shlex.split(command)[1:], capsys=capsys)[0] == 0, command
 
 
 def test_help_loads_no_numerics():
