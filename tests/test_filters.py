@@ -183,3 +183,26 @@ def test_a_zcdp_session_admits_the_float_safe_gaussians_its_rho_allows():
     acct.spend("pure", Laplace(1e-3))  # ε-DP is ε²/2-zCDP
     with pytest.raises(dp.PrivacyError, match="'zcdp' filter cannot account.*not a zCDP step"):
         acct.run(subsampled_gaussian(), np.zeros(10))
+
+
+def test_a_one_order_renyi_filter_converts_like_a_mechanism_fixed_in_advance():
+    """One order frozen at creation makes the stopped session (α, B)-RDP (Feldman & Zrnic 2021,
+    Thm 3.1), so the sharper conversion applies: the session's ε is dp-accounting's own figure
+    for the same curve (2.101 on 1000 Poisson-subsampled Gaussian steps, not Markov's 2.541)."""
+    import dp_accounting
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp_accountant
+
+    step = dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0))
+    reference = rdp_accountant.RdpAccountant(orders=[7.8])
+    reference.compose(dp_accounting.SelfComposedDpEvent(step, 1000))
+    expected = reference.get_epsilon(1e-5)
+    one = dp.Accountant(dp.ApproxDP(10.0, 1e-5), filter="rdp", orders=[7.8]).filter
+    total = tuple(1000 * p for p in one.price(dp.PureDP(1.0), step))
+    assert expected <= one.epsilon(total) <= expected * (1 + 1e-6) and abs(expected - 2.1014) < 1e-4
+    markov = dp.Accountant(dp.ApproxDP(10.0, 1e-5), filter="rdp", orders=[7.8, 8.0]).filter
+    assert markov.epsilon(tuple(1000 * p for p in markov.price(dp.PureDP(1.0), step))) > 2.5  # δ split, Markov
+    for alpha, budget in ((1.5, (30.0, 1e-6)), (7.8, (2.0, 1e-5)), (64.0, (8.0, 1e-9)), (1.01, (1500.0, 1e-5))):
+        limit = float(dp.Accountant(dp.ApproxDP(*budget), filter="rdp", orders=[alpha]).filter.limits[0])
+        converted = (rdp_accountant.compute_epsilon([alpha], [limit], budget[1])[0] if alpha > 1.01
+                     else limit + math.log(1 / budget[1]) / (alpha - 1))  # Markov's, where dp-accounting's is ∞
+        assert converted <= budget[0], (alpha, budget, limit, converted)  # a session at its limit keeps the budget

@@ -15,7 +15,8 @@ several rules". Three filters, each with its theorem:
   Ramdas, Rogers & Wu 2023), so the session is ρ-zCDP and the best order converts it. zCDP steps
   (the float-safe Gaussian, continuous Gaussians, pure ε-DP as ε²/2).
 - ``"rdp"``: Rényi orders α_1..α_K fixed in advance and δ split evenly over them; a step is admitted
-  while at least one order j keeps Σ_i ε_i(α_j) <= B_j = ε - log(K/δ)/(α_j - 1). Each order's
+  while at least one order j keeps Σ_i ε_i(α_j) <= B_j = ε - log(K/δ)/(α_j - 1); with one order,
+  B = ε − log(1 − 1/α) + log(δα)/(α − 1), the sharper conversion (``RenyiFilter._conversion``). Each order's
   exp((α_j - 1)(L_t - Σ_{i<=t} ε_i(α_j))) is a nonnegative supermartingale (Feldman & Zrnic 2021,
   Lemma 3.2), so by Ville's inequality and a union bound over the orders P[L > ε] <= δ
   (docs/proofs.md, "Rényi filter"). Steps with an RDP curve (Gaussian, subsampled Gaussian,
@@ -283,16 +284,27 @@ class RenyiFilter(Filter):
         if not self.budget.delta > 0:
             raise ValueError("the Rényi filter needs a budget with δ > 0 (its conversion to (ε, δ) spends δ); "
                              "use filter='basic' for a pure ε budget")
-        share = math.log(len(self.orders) / self.budget.delta)
-        self._limits = tuple(self._limit(a, share) for a in self.orders)
+        self._limits = tuple(self._limit(a) for a in self.orders)
         if all(limit <= 0 for limit in self._limits):
             raise ValueError(f"no Rényi order in {self.orders} leaves a positive budget at {self.budget}; "
                              "give larger orders")
 
-    def _limit(self, alpha: float, share: float) -> Fraction:
-        """B = ε - log(K/δ)/(α - 1), rounded down past its float error."""
-        value = self.budget.epsilon - share / (alpha - 1.0)
-        return Fraction(value - 1e-12 * (abs(self.budget.epsilon) + abs(share / (alpha - 1.0))))
+    def _conversion(self, alpha: float) -> float:
+        """What converting Σε_i(α) to ε at the budget's δ adds. Several orders: Markov's
+        log(K/δ)/(α − 1), δ split over the K orders (module doc). One order (> 1.01): the whole
+        stopped session is then (α, B)-RDP (Feldman & Zrnic 2021, Theorem 3.1), so the conversion
+        of any (α, B)-RDP algorithm applies, log(1 − 1/α) − log(δα)/(α − 1) (Canonne, Kamath &
+        Steinke 2020, Proposition 12; Balle et al. 2020, Theorem 21; dp-accounting's; docs/proofs.md).
+        Below 1.01 its terms cancel in floats, and Markov's is kept (also valid, and larger)."""
+        if len(self.orders) == 1 and alpha > 1.01:
+            return math.log1p(-1.0 / alpha) - math.log(self.budget.delta * alpha) / (alpha - 1.0)
+        return math.log(len(self.orders) / self.budget.delta) / (alpha - 1.0)
+
+    def _limit(self, alpha: float) -> Fraction:
+        """B = ε − (the conversion at α), rounded down past its float error."""
+        conversion = self._conversion(alpha)
+        value = self.budget.epsilon - conversion
+        return Fraction(value - 1e-12 * (abs(self.budget.epsilon) + abs(conversion) + 1.0))
 
     @property
     def limits(self) -> Price:
@@ -310,8 +322,7 @@ class RenyiFilter(Filter):
         return any(float(t) <= float(limit) for t, limit in zip(total, self._limits))
 
     def epsilon(self, total: Price) -> float:
-        share = math.log(len(self.orders) / self.budget.delta)
-        return min(float(t) + share / (a - 1.0) for t, a in zip(total, self.orders))
+        return min(float(t) + self._conversion(a) for t, a in zip(total, self.orders))
 
     def usage(self, total: Price) -> Usage:
         return _RenyiUsage(**attrs.asdict(super().usage(total), recurse=False), orders=self.orders)
