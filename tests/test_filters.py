@@ -206,3 +206,20 @@ def test_a_one_order_renyi_filter_converts_like_a_mechanism_fixed_in_advance():
         converted = (rdp_accountant.compute_epsilon([alpha], [limit], budget[1])[0] if alpha > 1.01
                      else limit + math.log(1 / budget[1]) / (alpha - 1))  # Markov's, where dp-accounting's is ∞
         assert converted <= budget[0], (alpha, budget, limit, converted)  # a session at its limit keeps the budget
+
+
+def test_the_order_for_a_planned_workload_is_suggested_and_orders_are_refused_unless_distinct():
+    """Choosing the one order is easy: from the planned steps, before any data."""
+    from dpledger.accountant import suggest_order
+    from dpledger.mechanisms import PoissonSample, TextbookGaussian
+
+    step = dp.Graph(dp.subsample(PoissonSample(0.01), dp.release("s", TextbookGaussian.from_sigma(1.0),
+                                                                  lambda x: float(len(x)))), relation=dp.AddRemoveOne())
+    order = suggest_order(step, 1e-5, times=1000)
+    assert 5 < order < 12
+    with pytest.raises(ValueError, match="distinct"):
+        dp.Accountant(dp.ApproxDP(2.0, 1e-5), filter="rdp", orders=[8.0, 8.0])
+    with pytest.raises(ValueError, match="finite and > 1"):
+        dp.Accountant(dp.ApproxDP(2.0, 1e-5), filter="rdp", orders=[1.0, 8.0])
+    with pytest.raises(dp.PrivacyError, match="no Rényi curve"):
+        suggest_order(dp.ApproxDP(1.0, 1e-6), 1e-5)

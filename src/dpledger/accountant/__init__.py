@@ -2,7 +2,7 @@
 
 from .accountant import Accountant
 from .result import Result
-from .filters import BasicFilter, Filter, GaussianFilter, RenyiFilter, Usage, ZCDPFilter
+from .filters import BasicFilter, Filter, GaussianFilter, RenyiFilter, Usage, ZCDPFilter, suggest_order
 from ..privacy.steps import PlanStep
 from .entries import LedgerEntry
 from .ledger import Ledger
@@ -14,4 +14,5 @@ __all__ = [
     "Accountant", "BasicFilter", "Filter", "GaussianFilter", "Ledger", "LedgerEntry", "PlanStep", "RenyiFilter",
     "Result", "Schedule", "Usage", "ZCDPFilter", "absorb_failure", "amplify_by_subsampling", "compose", "compose_halting",
     "compose_repeated", "group_privacy", "post_process", "privatised_input", "random_partition", "remainder",
+    "suggest_order",
 ]

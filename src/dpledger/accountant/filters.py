@@ -39,7 +39,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from .. import guarantees as _g
+from .. import _validate, guarantees as _g
 from ..errors import PrivacyError
 from ..privacy import gdp as _gdp, rdp as _rdp
 
@@ -276,11 +276,14 @@ class RenyiFilter(Filter):
         try:
             if isinstance(orders, (str, bytes)):
                 raise TypeError
-            self.orders = tuple(sorted({float(a) for a in orders}))
+            given = [float(a) for a in orders]
         except (TypeError, ValueError):
             raise ValueError(f"Rényi orders must be a sequence of numbers > 1, got {orders!r}") from None
-        if not self.orders or any(not (math.isfinite(a) and a > 1) for a in self.orders):
+        if not given or any(not (math.isfinite(a) and a > 1) for a in given):
             raise ValueError(f"Rényi orders must be finite and > 1, got {orders!r}")
+        if len(set(given)) < len(given):
+            raise ValueError(f"Rényi orders must be distinct (each one splits δ), got {orders!r}")
+        self.orders = tuple(sorted(given))
         if not self.budget.delta > 0:
             raise ValueError("the Rényi filter needs a budget with δ > 0 (its conversion to (ε, δ) spends δ); "
                              "use filter='basic' for a pure ε budget")
@@ -372,3 +375,21 @@ def make(spec, budget: _g.Guarantee, orders=None) -> Filter:
     if orders is not None:
         raise ValueError(f"orders are for the 'rdp' filter, not {spec!r}")
     return FILTERS[spec](budget)
+
+
+def suggest_order(what, delta: float, times: int = 1) -> float:
+    """The Rényi order at which ``times`` runs of ``what`` (a mechanism, graph, plan or guarantee)
+    convert to the smallest ε at ``delta`` (dp-accounting's conversion over ``privacy.rdp.ORDERS``).
+    Choose it from the planned workload, before any data, and freeze it in a one-order filter:
+    ``Accountant(budget, filter="rdp", orders=[suggest_order(step, budget.delta, 1000)])``."""
+    import dp_accounting
+
+    from .cost import cost_of
+
+    times = _validate.integer("times", times, minimum=1)
+    delta = _validate.probability("delta", delta, low_open=True)
+    event = dp_accounting.SelfComposedDpEvent(cost_of(what).event, times)
+    order = _rdp.best_order(event, delta)
+    if order is None:
+        raise PrivacyError(f"{what!r} has no Rényi curve, so no order prices it; the 'rdp' filter would refuse it")
+    return order

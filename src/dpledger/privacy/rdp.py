@@ -243,6 +243,15 @@ def epsilon(event, delta: float, orders: tuple[float, ...]) -> float | None:
     return float(_rdp.compute_epsilon(list(orders), list(values), delta)[0])
 
 
+def best_order(event, delta: float, orders: tuple[float, ...] = ORDERS) -> float | None:
+    """The order whose dp-accounting conversion gives the smallest ε at δ for this fixed composition
+    (to freeze in a one-order Rényi filter before any data); ``None`` without a curve."""
+    values = curve(event, tuple(orders))
+    if values is None:
+        return None
+    return float(_rdp.compute_epsilon(list(orders), list(values), delta)[1])
+
+
 def rho(event) -> float | None:
     """An upper bound on the zCDP ρ of the event (ξ = 0), or ``None`` when it is not zCDP here: a
     zCDP event's ρ, a Gaussian's 1/(2z²), a pure ε-DP step's ε²/2 (Bun & Steinke 2016, Prop. 3.3)."""
