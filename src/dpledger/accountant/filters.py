@@ -379,7 +379,7 @@ def make(spec, budget: _g.Guarantee, orders=None) -> Filter:
 
 def suggest_order(what, delta: float, times: int = 1) -> float:
     """The Rényi order at which ``times`` runs of ``what`` (a mechanism, graph, plan or guarantee)
-    convert to the smallest ε at ``delta`` (dp-accounting's conversion over ``privacy.rdp.ORDERS``).
+    convert to the smallest ε at ``delta`` (dp-accounting's conversion over ``privacy.rdp.CANDIDATE_ORDERS``).
     Choose it from the planned workload, before any data, and freeze it in a one-order filter:
     ``Accountant(budget, filter="rdp", orders=[suggest_order(step, budget.delta, 1000)])``."""
     import dp_accounting
