@@ -181,7 +181,7 @@ def test_a_zcdp_session_admits_the_float_safe_gaussians_its_rho_allows():
     assert expected == 88 and rdp.zcdp_epsilon(acct.filter.rho, 1e-6) <= 4.887
     assert rdp.zcdp_epsilon(acct.filter.rho * (1 + 1e-6), 1e-6) > 4.887  # the largest ρ that fits
     acct.spend("pure", Laplace(1e-3))  # ε-DP is ε²/2-zCDP
-    with pytest.raises(dp.PrivacyError, match="'zcdp' filter cannot account.*not a zCDP step"):
+    with pytest.raises(dp.PrivacyError, match="'zcdp' filter cannot price graph 'subsample'.*would: 'basic', 'rdp'"):
         acct.run(subsampled_gaussian(), np.zeros(10))
 
 
@@ -223,3 +223,20 @@ def test_the_order_for_a_planned_workload_is_suggested_and_orders_are_refused_un
         dp.Accountant(dp.ApproxDP(2.0, 1e-5), filter="rdp", orders=[1.0, 8.0])
     with pytest.raises(dp.PrivacyError, match="no Rényi curve"):
         suggest_order(dp.ApproxDP(1.0, 1e-6), 1e-5)
+
+
+@pytest.mark.parametrize("rule", ["zcdp", "rdp", "gdp"])
+def test_a_halting_graph_under_a_tight_filter_is_refused_at_plan_time_naming_its_test(rule):
+    """The refusal used to call the whole graph "a step", never name the halting test, and come
+    only at run time."""
+    from dpledger.mechanisms import Gaussian, TruncatedLaplace
+
+    graph = dp.Graph(dp.sequence(
+        dp.halt_if("enough", TruncatedLaplace(0.25, 1e-6), lambda c: float(np.sum(c >= 5)), lambda v: v < 100),
+        dp.conditional("enough", dp.release("sum", Gaussian(0.5, 1e-6), np.sum)), name="mean"), relation=dp.ReplaceOne())
+    acct = dp.Accountant(dp.ApproxDP(2.0, 1e-5), filter=rule, relation=dp.ReplaceOne())
+    with pytest.raises(dp.PrivacyError, match=r"cannot price graph 'mean': its halting test 'mean/enough' "
+                                              r"\(TruncatedLaplace, \(0.25, 1e-06\)-DP\).*would: 'basic'"):
+        acct.plan(graph)
+    assert len(acct.ledger) == 0
+    assert dp.Accountant(dp.ApproxDP(2.0, 1e-5), relation=dp.ReplaceOne()).plan(graph).guarantee == dp.ApproxDP(0.75, 2e-6)

@@ -165,10 +165,17 @@ class Accountant:
 
     def plan(self, graph):
         """The graph's total guarantee and step-by-step breakdown, computed without data; a graph
-        under another relation than the session's is refused (planning fixes nothing)."""
+        under another relation than the session's, or one this session's filter cannot price, is
+        refused (naming the halting test that stops it and the filters that would price it;
+        planning fixes nothing)."""
         with self._lock:
             self._relation_for(None, graph.relation)
-        return graph.plan()
+        plan = graph.plan()
+        try:
+            self.filter.price(plan.guarantee, plan.event)
+        except PrivacyError:
+            raise PrivacyError(_filters.unpriced(self.filter, plan)) from None
+        return plan
 
     def run(self, graph, data, rng: np.random.Generator | None = None, name: str | None = None,
             label: str | None = None) -> Result:

@@ -377,6 +377,25 @@ def make(spec, budget: _g.Guarantee, orders=None) -> Filter:
     return FILTERS[spec](budget)
 
 
+def unpriced(rule: Filter, plan) -> str:
+    """Why ``rule`` cannot price ``plan``, in the plan's own terms: its halting tests (Lemma A.4
+    makes the whole graph one (ε, δ) step), and the filters that would price it at the same budget."""
+    tests = [f"{step.path!r} ({step.mechanism}, {step.guarantee})" for step in plan.steps
+             if step.rule.startswith("halting test")]
+    why = (f"its halting test{'s' if len(tests) > 1 else ''} {', '.join(tests)} make{'' if len(tests) > 1 else 's'} "
+           f"the whole graph one {plan.guarantee} step (Lemma A.4), which has no {rule.currency} price" if tests
+           else f"its total {plan.guarantee} by {plan.rule} has no {rule.currency} price")
+    able = []
+    for name in FILTERS:
+        try:
+            make(name, rule.budget).price(plan.guarantee, plan.event)
+            able.append(repr(name))
+        except (PrivacyError, ValueError):
+            continue
+    return (f"the {rule.name!r} filter cannot price graph {plan.name!r}: {why}; "
+            f"{'the filters that would: ' + ', '.join(able) if able else 'no filter prices it'}. Nothing was charged.")
+
+
 def suggest_order(what, delta: float, times: int = 1) -> float:
     """The Rényi order at which ``times`` runs of ``what`` (a mechanism, graph, plan or guarantee)
     convert to the smallest ε at ``delta`` (dp-accounting's conversion over ``privacy.rdp.CANDIDATE_ORDERS``).
