@@ -198,3 +198,13 @@ def test_listing_estimators_again_loads_no_estimator_and_a_changed_plugin_is_see
     changed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              env={**os.environ, **env}, timeout=300)
     assert "Second version, longer." in changed.stdout and "First version." not in changed.stdout
+
+
+def test_the_listing_cache_keeps_only_the_newest_listings(tmp_path, monkeypatch):
+    from dpledger import catalogue
+
+    for i in range(12):
+        (tmp_path / f"estimators-{i:02d}.json").write_text("{}")
+        os.utime(tmp_path / f"estimators-{i:02d}.json", ns=(i * 10**9, i * 10**9))
+    catalogue._prune(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"estimators-{i:02d}.json" for i in range(4, 12)]

@@ -21,6 +21,8 @@ import pathlib
 
 #: Bump when the rows' shape changes, so that older caches are never read.
 VERSION = 1
+#: How many listings the folder keeps (the newest: one per environment or version in use).
+KEEP = 8
 
 
 def listing() -> tuple[list[dict], dict[str, str]]:
@@ -48,9 +50,18 @@ def listing() -> tuple[list[dict], dict[str, str]]:
             temporary = cached.with_suffix(f".{os.getpid()}.tmp")
             temporary.write_text(json.dumps({"rows": rows, "failures": failures}))
             temporary.replace(cached)
+            _prune(cached.parent)
         except OSError:
             pass
     return rows, failures
+
+
+def _prune(folder: pathlib.Path, keep: int = KEEP) -> None:
+    """Remove all but the ``keep`` most recently written listings (one per installed code; several
+    environments may share the folder)."""
+    listings = sorted(folder.glob("estimators-*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    for old in listings[keep:]:
+        old.unlink(missing_ok=True)
 
 
 def row(info) -> dict:
