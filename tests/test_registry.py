@@ -150,3 +150,41 @@ def test_the_registry_imports_no_estimator_module_to_list_them():
             "assert 'sbm.exact' in names and 'dpledger.algorithms' not in sys.modules, sorted(sys.modules); "
             "dp.graph.registry.info('mean.clipped'); assert 'dpledger.algorithms.mean' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+OVERRIDE = '''
+    import dpledger as dp
+    from dpledger.mechanisms import Laplace
+
+    @dp.register("mean.clipped", replace=True)
+    def mine(epsilon=1.0):
+        """The plugin's own."""
+        return dp.Graph(dp.release("total", Laplace(epsilon), lambda x: 0.0), relation=dp.ReplaceOne())
+'''
+
+
+@pytest.mark.parametrize("first", ["listing", "lookup"])
+def test_an_override_resolves_the_same_in_every_order_of_lookups(clean_registry, tmp_path, monkeypatch, first):
+    """Third review: a plugin module that replaced a built-in's name won or lost by the order of
+    lookups (the listing showed the plugin's, a run used the built-in)."""
+    _plugin(tmp_path, monkeypatch, "override_est", OVERRIDE, "override = override_est")
+    if first == "listing":
+        assert "mean.clipped" in dp.estimators()
+    assert registry.info("mean.clipped").factory.__module__ == "override_est"
+    assert registry.info("mean.localised").factory.__module__.startswith("dpledger.")
+    sys.modules.pop("override_est", None)
+
+
+@pytest.mark.parametrize("first", ["mean.localised", "mean.clipped"])
+def test_a_name_two_entry_points_provide_is_refused_and_hides_nothing_else(clean_registry, tmp_path, monkeypatch,
+                                                                           first):
+    """Third review: a plugin's entry point reusing a built-in's name hid another built-in, or
+    resolved by the order of lookups."""
+    _plugin(tmp_path, monkeypatch, "twin_est", PLUGIN, "mean.clipped = twin_est:total")
+    registry.info(first) if first == "mean.localised" else None
+    with pytest.raises(KeyError, match=r"'mean.clipped' is refused: two entry points provide it: "
+                                       r"dpledger.algorithms.mean.estimators:clipped \(dpledger\) and twin_est:total"):
+        registry.info("mean.clipped")
+    assert registry.info("mean.localised").factory.__module__.startswith("dpledger.")
+    assert "mean.clipped" not in dp.estimators() and "two entry points" in registry.failures()["mean.clipped"]
+    sys.modules.pop("twin_est", None)

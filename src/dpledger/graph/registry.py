@@ -3,10 +3,13 @@
 Every estimator comes from an entry point of the group ``dpledger.estimators``, the built-ins
 (dpledger's own, in its pyproject.toml) exactly as a plugin's: a point names the factory itself
 (it is registered under the point's name, with the hooks its module's ``@register`` gave) or a
-module that calls ``@dpledger.register``. Loading is lazy, by name: a lookup imports only the
-entry points that may provide that name, and listing imports none that name a factory. Each entry
-point loads once, all or nothing: a broken one (an import error, a name clash) registers nothing,
-is named with its error by every lookup that misses (``failures``), and never hides the others.
+module that calls ``@dpledger.register``. Loading is lazy, by name: a lookup imports the entry
+points of that name and those naming a module (which may register or replace it: every order of
+lookups resolves a name the same way), and listing imports none that name a factory. dpledger's
+own entry points load before any other's, so a plugin can clash with a built-in but never break
+it. Each entry point loads once, all or nothing: a broken one (an import error, a name clash)
+registers nothing and is named with its error by every lookup that misses (``failures``); a name
+two entry points provide is refused, naming both. Neither hides any other estimator.
 The registry imports no estimator module itself (docs/design.md, "Layers").
 """
 
@@ -33,6 +36,8 @@ _points: tuple | None = None  # the group's entry points, read once (metadata on
 _done: set[str] = set()  # entry points loaded or failed, by their text ("name = value")
 _failed: dict[str, str] = {}  # a failed entry point -> why (its exception), reported by every lookup
 _hooks: dict[Callable, dict] = {}  # factory -> the hooks its @register gave, for entry points naming it
+_loading = 0  # > 0 while an entry point's module is being imported
+OWN = "dpledger"  # the distribution whose entry points load before any other's
 
 
 @attrs.frozen
@@ -97,7 +102,7 @@ def register(name: str, *, example: Callable | None = None, utility: Callable | 
             raise TypeError(f"@register({name!r}) must decorate a callable factory, got {factory!r}")
         with _lock:
             module = getattr(factory, "__module__", None)
-            for point in _entry_points():
+            for point in _entry_points() if not _loading else ():  # not while an entry point imports
                 if point.name == name and point.value.split(":")[0] != module:
                     _load_point(point)  # another module's estimator of this name: a clash shows here
             existing = _factories.get(name)
@@ -126,11 +131,17 @@ def _entry_points() -> tuple:
 def _load_point(point) -> None:
     """Load one entry point, once, all or nothing: if it fails (an import error, a name clash), what
     it registered is taken back and the failure is kept to be reported (``failures``)."""
+    global _loading
     key = f"{point.name} = {point.value}"
     if key in _done:
         return
     _done.add(key)
+    if _distribution(point) != OWN:  # dpledger's own first: a plugin can clash with a built-in, never break it
+        for own in _entry_points():
+            if _distribution(own) == OWN:
+                _load_point(own)
     before = dict(_factories)
+    _loading += 1
     try:
         loaded = point.load()
         if callable(loaded) and not inspect.ismodule(loaded):
@@ -138,8 +149,23 @@ def _load_point(point) -> None:
     except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, never breaks the others
         _factories.clear()
         _factories.update(before)
-        source = f" ({point.dist.name})" if point.dist is not None else ""
+        source = f" ({_distribution(point)})" if point.dist is not None else ""
         _failed[point.name] = f"{point.value}{source}: {type(exc).__name__}: {exc}"
+    finally:
+        _loading -= 1
+
+
+def _distribution(point) -> str | None:
+    return None if point.dist is None else point.dist.name
+
+
+def _ambiguous(name: str) -> str | None:
+    """Why ``name`` is refused when two entry points name different factories for it (which one
+    loads would depend on the order of lookups), else None."""
+    values = sorted({f"{p.value} ({_distribution(p)})" for p in _entry_points() if p.name == name and ":" in p.value})
+    if len(values) < 2:
+        return None
+    return f"two entry points provide it: {' and '.join(values)}; uninstall one, or register one under another name"
 
 
 def _register_entry_point(name: str, factory: Callable) -> None:
@@ -152,20 +178,21 @@ def _register_entry_point(name: str, factory: Callable) -> None:
 
 
 def _load(name: str) -> None:
-    """Load the entry points that may provide ``name``: those of that name, then, if it is still
-    missing, those naming a module."""
+    """Load the entry points that may provide ``name``: those of that name, then those naming a
+    module (which may register it, or replace it), so every lookup resolves it the same way."""
     with _lock:
         for point in _entry_points():
             if point.name == name:
                 _load_point(point)
-        if name not in _factories:
-            _load_module_points()
+        _load_module_points()
 
 
 def failures() -> dict[str, str]:
-    """The entry points that failed to load so far: name -> "value (distribution): the error"."""
+    """The entry points that failed to load so far, and the names two entry points provide:
+    name -> "value (distribution): the error"."""
     with _lock:
-        return dict(_failed)
+        clashes = {p.name: _ambiguous(p.name) for p in _entry_points() if _ambiguous(p.name) is not None}
+        return {**_failed, **clashes}
 
 
 def estimators() -> list[str]:
@@ -174,7 +201,8 @@ def estimators() -> list[str]:
     _load_module_points()
     with _lock:
         named = {point.name for point in _entry_points() if ":" in point.value}
-        return sorted(set(_factories) | (named - set(_failed)))
+        names = set(_factories) | (named - set(_failed))
+        return sorted(name for name in names if _ambiguous(name) is None)
 
 
 def _load_module_points() -> None:
@@ -186,8 +214,10 @@ def _load_module_points() -> None:
 
 def info(name: str) -> EstimatorInfo:
     with _lock:
-        if name not in _factories:
-            _load(name)
+        clash = _ambiguous(name)
+        if clash is not None:
+            raise KeyError(f"estimator {name!r} is refused: {clash}")
+        _load(name)
         if name not in _factories:
             known = ", ".join(estimators()) or "none"
             broken = "".join(f"; the entry point {key!r} failed to load: {why}" for key, why in _failed.items())
