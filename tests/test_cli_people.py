@@ -208,3 +208,20 @@ def test_the_listing_cache_keeps_only_the_newest_listings(tmp_path, monkeypatch)
         os.utime(tmp_path / f"estimators-{i:02d}.json", ns=(i * 10**9, i * 10**9))
     catalogue._prune(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"estimators-{i:02d}.json" for i in range(4, 12)]
+
+
+def test_a_one_order_renyi_ledger_from_the_command_line(tmp_path, capsys):
+    """Third review: the command line could not create a one-order Rényi ledger."""
+    ledger = tmp_path / "l.sqlite"
+    common = ["run", "mean.clipped", "--epsilon", "1", "R=100", "n=500", "d=5", "--input",
+              ROOT / "examples" / "means.csv", "--ledger", ledger, "--seed", "0", "--json"]
+    code, out, err = in_process(*common, "--budget-epsilon", "8", "--budget-delta", "1e-5", "--orders", "7.6",
+                                capsys=capsys)
+    assert code == 0, err
+    from dpledger.accountant import Accountant
+
+    reopened = Accountant.open(ledger)
+    assert reopened.filter.name == "rdp" and reopened.filter.orders == (7.6,) and "one order" in reopened.filter.source
+    reopened.close()
+    code, _, err = in_process(*common, "--orders", "8", capsys=capsys)
+    assert code == 2 and "orders" in err

@@ -223,6 +223,8 @@ def test_the_order_for_a_planned_workload_is_suggested_and_orders_are_refused_un
         dp.Accountant(dp.ApproxDP(2.0, 1e-5), filter="rdp", orders=[1.0, 8.0])
     with pytest.raises(dp.PrivacyError, match="no Rényi curve"):
         suggest_order(dp.ApproxDP(1.0, 1e-6), 1e-5)
+    tiny = suggest_order(dp.PureDP(1e-9), 1e-5)  # a curve of ~0 at every order: the cheapest conversion
+    assert dp.Accountant(dp.ApproxDP(1.0, 1e-5), filter="rdp", orders=[tiny]).filter.limits[0] > 0
 
 
 @pytest.mark.parametrize("rule", ["zcdp", "rdp", "gdp"])

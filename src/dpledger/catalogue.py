@@ -5,7 +5,9 @@ Building it imports every estimator and plans its example, which costs seconds (
 import alone takes one), so it is kept on disk, keyed by the installed code: the entry points,
 every installed distribution's version, and the size and modification time of every Python file
 of each entry point's top-level package. Any change to those makes it anew; estimators registered
-only in this process bypass it. The cache holds nothing but the listing (no data, no ledger);
+only in this process bypass it. Code outside those packages (a helper package a plugin imports,
+edited in place) is not seen: ``dpledger estimators --fresh`` makes it anew. The listing is for
+reading only: every run and plan is built from the live code. The cache holds nothing but the listing (no data, no ledger);
 ``DPLEDGER_CACHE`` names its folder (default ``~/.cache/dpledger``); an unwritable folder only
 costs the time.
 """
@@ -25,13 +27,14 @@ VERSION = 1
 KEEP = 8
 
 
-def listing() -> tuple[list[dict], dict[str, str]]:
-    """(rows, failures): a row per estimator that loads, and name -> error for those that do not."""
+def listing(fresh: bool = False) -> tuple[list[dict], dict[str, str]]:
+    """(rows, failures): a row per estimator that loads, and name -> error for those that do not;
+    ``fresh`` makes the kept listing anew."""
     from .graph import registry
 
     names = registry.estimators()
     cached = _path(registry) if set(registry._factories) <= {p.name for p in registry._entry_points()} else None  # noqa: SLF001
-    if cached is not None:
+    if cached is not None and not fresh:
         try:
             data = json.loads(cached.read_text())
             return data["rows"], data["failures"]

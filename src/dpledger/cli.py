@@ -41,7 +41,7 @@ def _estimators(args) -> int:
     hides nothing else (``dpledger.catalogue``)."""
     from .catalogue import listing
 
-    rows, failures = listing()
+    rows, failures = listing(fresh=args.fresh)
 
     def render(console):
         from rich.markup import escape
@@ -89,6 +89,7 @@ def parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser("estimators", help="list registered estimators")
     listing.add_argument("--json", action="store_true")
+    listing.add_argument("--fresh", action="store_true", help="make the kept listing anew (dpledger.catalogue)")
     listing.set_defaults(run=_estimators)
 
     plan = commands.add_parser("plan", help="the guarantee of an estimator, rule by rule (no data)")

@@ -3,6 +3,7 @@ for people, or as JSON for scripts (``--json``; ``run --output FILE`` writes the
 
 from __future__ import annotations
 
+import argparse
 import json
 import pathlib
 
@@ -24,6 +25,8 @@ def add_parsers(commands, estimator_arguments) -> None:
     run.add_argument("--filter", choices=("basic", "gdp", "zcdp", "rdp"),
                      help="a new ledger's rule for its adaptively chosen charges (default basic; fixed for life)")
     run.add_argument("--json", action="store_true", help="print the result as JSON (for scripts) instead")
+    run.add_argument("--orders", type=_orders, help="a new ledger's Rényi orders, comma-separated (one order: the "
+                                                  "sharper conversion; see dpledger.accountant.suggest_order)")
     run.add_argument("--output", help="also write the result JSON here")
     run.add_argument("--seed", type=int, default=None, help="for reproducible experiments only")
     run.set_defaults(run=_run)
@@ -34,6 +37,13 @@ def add_parsers(commands, estimator_arguments) -> None:
     show.add_argument("file")
     show.add_argument("--json", action="store_true")
     show.set_defaults(run=_ledger_show)
+
+
+def _orders(text: str) -> list[float]:
+    try:
+        return [float(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"orders are comma-separated numbers > 1, got {text!r}") from None
 
 
 def _budget(args):
@@ -56,7 +66,7 @@ def _run(args) -> int:
     params = estimator_params(args)
     graph = registry.estimator(args.name, **params)
     data = inputs.load(pathlib.Path(args.input), graph, params)  # refused before the ledger is opened
-    accountant = Accountant.open(args.ledger, _budget(args), args.filter)
+    accountant = Accountant.open(args.ledger, _budget(args), args.filter, orders=args.orders)
     rng = None if args.seed is None else np.random.default_rng(args.seed)
     result = accountant.run(graph, data, rng=rng, label=args.label or args.input)
     output = {"estimator": args.name, "halted": result.halted, "halted_by": result.halted_by,

@@ -62,8 +62,8 @@ class Accountant:
         Reopening restores the spent budget and the ledger. What is not given (``None``) is read
         from the file: its budget, filter and orders; a different value is refused, and so is a
         file whose entries mix relations or name a schedule it never charged (``Accountant.inspect``
-        still reads it). A new file needs a budget; its filter defaults to "basic". Every charge is
-        committed to the file before its step runs.
+        still reads it). A new file needs a budget; its filter defaults to "basic" ("rdp" when orders
+        are given). Every charge is committed to the file before its step runs.
         """
         stored = storage.settings(path) if budget is None or filter is None else None
         if budget is None and stored is None:
@@ -73,7 +73,7 @@ class Accountant:
             budget = stored["budget"] if budget is None else budget
             if filter is None and orders is None:
                 filter, orders = stored["filter"], stored["orders"]
-        filter = "basic" if filter is None else filter
+        filter = ("rdp" if orders is not None else "basic") if filter is None else filter
         self = cls.__new__(cls)
         budget = _g.check("budget", budget)
         rule = _filters.make(filter, budget, orders)

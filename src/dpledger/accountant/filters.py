@@ -284,6 +284,9 @@ class RenyiFilter(Filter):
         if len(set(given)) < len(given):
             raise ValueError(f"Rényi orders must be distinct (each one splits δ), got {orders!r}")
         self.orders = tuple(sorted(given))
+        if len(self.orders) == 1:
+            self.source = ("Rényi filter, one order fixed in advance (Feldman & Zrnic 2021, Theorem 3.1), "
+                           "converted as a mechanism fixed in advance (Canonne, Kamath & Steinke 2020, Prop. 12)")
         if not self.budget.delta > 0:
             raise ValueError("the Rényi filter needs a budget with δ > 0 (its conversion to (ε, δ) spends δ); "
                              "use filter='basic' for a pure ε budget")
@@ -299,9 +302,8 @@ class RenyiFilter(Filter):
         of any (α, B)-RDP algorithm applies, log(1 − 1/α) − log(δα)/(α − 1) (Canonne, Kamath &
         Steinke 2020, Proposition 12; Balle et al. 2020, Theorem 21; dp-accounting's; docs/proofs.md).
         Below 1.01 its terms cancel in floats, and Markov's is kept (also valid, and larger)."""
-        if len(self.orders) == 1 and alpha > 1.01:
-            return math.log1p(-1.0 / alpha) - math.log(self.budget.delta * alpha) / (alpha - 1.0)
-        return math.log(len(self.orders) / self.budget.delta) / (alpha - 1.0)
+        return one_order_conversion(alpha, self.budget.delta) if len(self.orders) == 1 else (
+            math.log(len(self.orders) / self.budget.delta) / (alpha - 1.0))
 
     def _limit(self, alpha: float) -> Fraction:
         """B = ε − (the conversion at α), rounded down past its float error."""
@@ -377,6 +379,15 @@ def make(spec, budget: _g.Guarantee, orders=None) -> Filter:
     return FILTERS[spec](budget)
 
 
+def one_order_conversion(alpha: float, delta: float) -> float:
+    """What converting an (α, B)-RDP guarantee to ε at δ adds to B: log(1 − 1/α) − log(δα)/(α − 1)
+    above α = 1.01 (CKS 2020, Prop. 12), Markov's log(1/δ)/(α − 1) below, where the other's terms
+    cancel in floats (also valid, and larger)."""
+    if alpha > 1.01:
+        return math.log1p(-1.0 / alpha) - math.log(delta * alpha) / (alpha - 1.0)
+    return math.log(1.0 / delta) / (alpha - 1.0)
+
+
 def unpriced(rule: Filter, plan) -> str:
     """Why ``rule`` cannot price ``plan``, in the plan's own terms: its halting tests (Lemma A.4
     makes the whole graph one (ε, δ) step), and the filters that would price it at the same budget."""
@@ -398,7 +409,7 @@ def unpriced(rule: Filter, plan) -> str:
 
 def suggest_order(what, delta: float, times: int = 1) -> float:
     """The Rényi order at which ``times`` runs of ``what`` (a mechanism, graph, plan or guarantee)
-    convert to the smallest ε at ``delta`` (dp-accounting's conversion over ``privacy.rdp.CANDIDATE_ORDERS``).
+    convert to the smallest ε at ``delta`` under a one-order filter (over ``privacy.rdp.CANDIDATE_ORDERS``).
     Choose it from the planned workload, before any data, and freeze it in a one-order filter:
     ``Accountant(budget, filter="rdp", orders=[suggest_order(step, budget.delta, 1000)])``."""
     import dp_accounting
@@ -408,7 +419,9 @@ def suggest_order(what, delta: float, times: int = 1) -> float:
     times = _validate.integer("times", times, minimum=1)
     delta = _validate.probability("delta", delta, low_open=True)
     event = dp_accounting.SelfComposedDpEvent(cost_of(what).event, times)
-    order = _rdp.best_order(event, delta)
-    if order is None:
+    values = _rdp.curve(event, _rdp.CANDIDATE_ORDERS)
+    if values is None:
         raise PrivacyError(f"{what!r} has no Rényi curve, so no order prices it; the 'rdp' filter would refuse it")
-    return order
+    # the one-order filter's own reading: ties (a workload whose curve is 0) go to the cheapest conversion
+    epsilons = [v + one_order_conversion(a, delta) for v, a in zip(values, _rdp.CANDIDATE_ORDERS)]
+    return float(_rdp.CANDIDATE_ORDERS[int(np.argmin(epsilons))])

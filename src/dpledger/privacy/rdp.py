@@ -243,18 +243,9 @@ def epsilon(event, delta: float, orders: tuple[float, ...]) -> float | None:
     return float(_rdp.compute_epsilon(list(orders), list(values), delta)[0])
 
 
-#: Candidate orders for ``best_order``: 200, geometric in α − 1 from 0.01 to 1023 (past 1024
+#: Candidate orders for ``accountant.suggest_order``: 200, geometric in α − 1 from 0.01 to 1023 (past 1024
 #: dp-accounting's fractional-order series stops converging, and no useful budget is met there).
 CANDIDATE_ORDERS = tuple(1.0 + float(x) for x in np.geomspace(0.01, 1023.0, 200))
-
-
-def best_order(event, delta: float, orders: tuple[float, ...] = CANDIDATE_ORDERS) -> float | None:
-    """The order whose dp-accounting conversion gives the smallest ε at δ for this fixed composition
-    (to freeze in a one-order Rényi filter before any data); ``None`` without a curve."""
-    values = curve(event, tuple(orders))
-    if values is None:
-        return None
-    return float(_rdp.compute_epsilon(list(orders), list(values), delta)[1])
 
 
 def rho(event) -> float | None:
