@@ -2,7 +2,8 @@
 
 from .accountant import Accountant
 from .result import Result
-from .filters import BasicFilter, Filter, GaussianFilter, RenyiFilter, Usage, ZCDPFilter, suggest_order
+from .filters import BasicFilter, Filter, GaussianFilter, RenyiFilter, Usage, ZCDPFilter
+from .pricing import suggest_order
 from ..privacy.steps import PlanStep
 from .entries import LedgerEntry
 from .ledger import Ledger

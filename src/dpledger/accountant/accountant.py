@@ -29,6 +29,7 @@ from ..relations import Relation, check as check_relation, from_name
 from ..privacy import events as _events
 from . import filters as _filters
 from .entries import LedgerEntry
+from .pricing import unpriced
 from .result import Result, execute
 from .ledger import Ledger
 from .cost import cost_of
@@ -174,7 +175,7 @@ class Accountant:
         try:
             self.filter.price(plan.guarantee, plan.event)
         except PrivacyError:
-            raise PrivacyError(_filters.unpriced(self.filter, plan)) from None
+            raise PrivacyError(unpriced(self.filter, plan)) from None
         return plan
 
     def run(self, graph, data, rng: np.random.Generator | None = None, name: str | None = None,
