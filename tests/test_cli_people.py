@@ -225,3 +225,11 @@ def test_a_one_order_renyi_ledger_from_the_command_line(tmp_path, capsys):
     reopened.close()
     code, _, err = in_process(*common, "--orders", "8", capsys=capsys)
     assert code == 2 and "orders" in err
+
+
+def test_an_output_file_that_cannot_be_written_is_refused_before_the_charge(tmp_path, capsys):
+    ledger = tmp_path / "l.sqlite"
+    code, _, err = in_process("run", *GRAPH, "--input", ROOT / "examples" / "karate.edges", "--ledger", ledger,
+                              "--budget-epsilon", "8", "--budget-delta", "1e-5",
+                              "--output", tmp_path / "missing" / "result.json", capsys=capsys)
+    assert code == 2 and "cannot write a file there; nothing was run or charged" in err and not ledger.exists()

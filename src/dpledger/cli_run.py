@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 
 from ._arguments import estimator_params
@@ -66,6 +67,8 @@ def _run(args) -> int:
     params = estimator_params(args)
     graph = registry.estimator(args.name, **params)
     data = inputs.load(pathlib.Path(args.input), graph, params)  # refused before the ledger is opened
+    if args.output:
+        _check_writable(pathlib.Path(args.output))  # before the charge: a result is never charged and lost
     accountant = Accountant.open(args.ledger, _budget(args), args.filter, orders=args.orders)
     rng = None if args.seed is None else np.random.default_rng(args.seed)
     result = accountant.run(graph, data, rng=rng, label=args.label or args.input)
@@ -82,7 +85,7 @@ def _run(args) -> int:
         return 0
     console = terminal()
     entry = result.entry
-    console.print(f"[bold]{args.name}[/] on {_markup(entry.label)}: charged {entry.guarantee} under {entry.relation} "
+    console.print(f"[bold]{_markup(args.name)}[/] on {_markup(entry.label)}: charged {entry.guarantee} under {entry.relation} "
                   f"({_markup(entry.rule)})")
     console.print(f"ledger {_markup(args.ledger)} (budget {accountant.budget}, {accountant.filter.name!r} filter): "
                   f"spent {accountant.spent}; remaining {accountant.remaining}")
@@ -90,6 +93,13 @@ def _run(args) -> int:
     if args.output:
         console.print(f"result JSON written to {_markup(args.output)}")
     return 0
+
+
+def _check_writable(path: pathlib.Path) -> None:
+    folder = path.parent if str(path.parent) else pathlib.Path(".")
+    if path.is_dir() or not folder.is_dir() or not os.access(folder, os.W_OK) or (
+            path.exists() and not os.access(path, os.W_OK)):
+        raise ValueError(f"--output {path}: cannot write a file there; nothing was run or charged")
 
 
 def _markup(text: str) -> str:
