@@ -242,3 +242,18 @@ def test_a_halting_graph_under_a_tight_filter_is_refused_at_plan_time_naming_its
         acct.plan(graph)
     assert len(acct.ledger) == 0
     assert dp.Accountant(dp.ApproxDP(2.0, 1e-5), relation=dp.ReplaceOne()).plan(graph).guarantee == dp.ApproxDP(0.75, 2e-6)
+
+
+@pytest.mark.parametrize("rule", ["zcdp", "rdp", "gdp"])
+def test_a_subsampled_step_without_a_priced_loss_is_refused_at_plan_time_naming_it(rule):
+    from dpledger.mechanisms import Gaussian, PoissonSample
+
+    graph = dp.Graph(dp.subsample(PoissonSample(0.01), dp.release("s", Gaussian(1.0, 1e-6),
+                                                                  lambda x: float(np.clip(x, 0, 1).sum()))),
+                     relation=dp.AddRemoveOne())
+    acct = dp.Accountant(dp.ApproxDP(2.0, 1e-5), filter=rule, relation=dp.AddRemoveOne())
+    with pytest.raises(dp.PrivacyError, match=r"its subsampled step 'subsample' \(PoissonSample of Gaussian\) enters "
+                                              r"as the amplified .*would: 'basic'"):
+        acct.plan(graph)
+    basic = dp.Accountant(dp.ApproxDP(2.0, 1e-5), relation=dp.AddRemoveOne())
+    assert basic.plan(graph).guarantee.epsilon < 0.02  # under basic it keeps its amplified (ε, δ)

@@ -16,9 +16,17 @@ def unpriced(rule: Filter, plan) -> str:
     makes the whole graph one (ε, δ) step), and the filters that would price it at the same budget."""
     tests = [f"{step.path!r} ({step.mechanism}, {step.guarantee})" for step in plan.steps
              if step.rule.startswith("halting test")]
-    why = (f"its halting test{'s' if len(tests) > 1 else ''} {', '.join(tests)} make{'' if len(tests) > 1 else 's'} "
-           f"the whole graph one {plan.guarantee} step (Lemma A.4), which has no {rule.currency} price" if tests
-           else f"its total {plan.guarantee} by {plan.rule} has no {rule.currency} price")
+    samples = [f"{step.path!r} ({step.mechanism} of {_inner(plan, step.path)})" for step in plan.steps
+               if step.mechanism in ("PoissonSample", "SampleWithoutReplacement")]
+    if tests:
+        why = (f"its halting test{'s' if len(tests) > 1 else ''} {', '.join(tests)} make{'' if len(tests) > 1 else 's'}"
+               f" the whole graph one {plan.guarantee} step (Lemma A.4), which has no {rule.currency} price")
+    elif samples:
+        why = (f"its subsampled step{'s' if len(samples) > 1 else ''} {', '.join(samples)} enter"
+               f"{'' if len(samples) > 1 else 's'} as the amplified (ε, δ) of {plan.rule}, which has no "
+               f"{rule.currency} price (a subsampled TextbookGaussian has one under 'rdp')")
+    else:
+        why = f"its total {plan.guarantee} by {plan.rule} has no {rule.currency} price"
     able = []
     for name in FILTERS:
         try:
@@ -28,6 +36,12 @@ def unpriced(rule: Filter, plan) -> str:
             continue
     return (f"the {rule.name!r} filter cannot price graph {plan.name!r}: {why}; "
             f"{'the filters that would: ' + ', '.join(able) if able else 'no filter prices it'}. Nothing was charged.")
+
+
+def _inner(plan, path: str) -> str:
+    """The mechanisms of the steps inside ``path``."""
+    inner = sorted({step.mechanism for step in plan.steps if step.path.startswith(path + "/")})
+    return ", ".join(inner) or "nothing"
 
 
 def suggest_order(what, delta: float, times: int = 1) -> float:
