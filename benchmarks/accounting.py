@@ -10,7 +10,10 @@ charge at the start and at the end, in memory and in an SQLite ledger file.
 
 The fixed-in-advance rows (dp-accounting, prv-accountant) are what a composition of those steps
 *fixed before the data* costs; they are not valid for steps chosen adaptively, which is what the
-interactive rows are. Run: python benchmarks/accounting.py [--quick]. Writes results/accounting.*.
+interactive rows are. (f) the float-safe default `Gaussian` beside `TextbookGaussian` and
+dp-accounting's continuous figure: (f1) the 1000-step subsampled repeat, (f2) the same steps under
+the one-order Rényi filter, (f3) `repeat(release(σ = 10), 100)` at δ = 1e-6, (f4) 10^4 interactive
+subsampled float-safe steps. Run: python benchmarks/accounting.py [--quick]. Writes results/accounting.*.
 """
 
 from __future__ import annotations
@@ -235,6 +238,59 @@ def case_e() -> list[dict]:
     return rows
 
 
+def _planned(step, times: int, delta: float) -> tuple[float, float]:
+    tight._pld_of.cache_clear()
+    tight._epsilon.cache_clear()
+    graph = dp.Graph(dp.repeat(step, times), relation=dp.AddRemoveOne())
+    return timed(lambda: graph.plan().epsilon(delta))
+
+
+def _release(mechanism, subsampled: bool):
+    step = dp.release("g", mechanism, lambda x: 0.0)
+    return dp.subsample(PoissonSample(0.01), step) if subsampled else step
+
+
+def case_f() -> list[dict]:
+    """The float-safe default beside its continuous twin: workloads 1-3 and 10^4 interactive steps."""
+    rows = []
+    for case, sigma, subsampled, times, delta in (("f1", 1.0, True, 1000, 1e-5), ("f3", 10.0, False, 100, 1e-6)):
+        continuous = (dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(sigma)) if subsampled
+                      else dp_accounting.GaussianDpEvent(sigma))
+        reference, theirs = timed(lambda: fixed_pld(continuous, times, delta))
+        what = f"repeat({'subsample(0.01, ' if subsampled else ''}release(σ = {sigma:g}){')' if subsampled else ''}, {times})"
+        for label, mechanism in (("Gaussian(coordinates=1), float-safe", Gaussian.from_sigma(sigma, coordinates=1)),
+                                 ("Gaussian, float-safe, any size", Gaussian.from_sigma(sigma)),
+                                 ("TextbookGaussian", TextbookGaussian.from_sigma(sigma))):
+            epsilon, ours = _planned(_release(mechanism, subsampled), times, delta)
+            rows.append(row(case, f"dpledger {what}, {label}", f"planned at δ = {delta:g}", epsilon, ours, times,
+                            f"{epsilon / reference:.4f}× dp-accounting's ε, {ours / theirs:.2f}× its time"))
+        rows.append(row(case, "dp-accounting PLD, continuous", "PLDAccountant.compose(event, count)", reference,
+                        theirs, times))
+    graph_of = {label: dp.Graph(_release(m, True), relation=dp.AddRemoveOne())
+                for label, m in (("Gaussian, float-safe", Gaussian.from_sigma(1.0)),
+                                 ("TextbookGaussian", TextbookGaussian.from_sigma(1.0)))}
+    reference = _rdp_at(7.8)
+    for label, graph in graph_of.items():
+        acct = dp.Accountant(dp.ApproxDP(100.0, 1e-5), "rdp", orders=[7.8], relation=dp.AddRemoveOne())
+        admitted, seconds = interactive(acct, lambda a, n: a.run(graph, np.zeros(4), name=n), 1000)
+        rows.append(row("f2", f"dpledger, 1,000 interactive runs, {label}", "Rényi filter, the one order α = 7.8",
+                        acct.spent.epsilon, seconds, admitted, f"{acct.spent.epsilon / reference:.4f}× dp-accounting's"))
+    rows.append(row("f2", "dp-accounting RDP, continuous, fixed", "RdpAccountant(orders=[7.8])", reference, 0.0, 1000))
+    count = 2_000 if QUICK else 10_000
+    acct = dp.Accountant(dp.ApproxDP(1e4, 1e-5), "rdp", relation=dp.AddRemoveOne())
+    graph = graph_of["Gaussian, float-safe"]
+    admitted, seconds = interactive(acct, lambda a, n: a.run(graph, np.zeros(4), name=n), count)
+    rows.append(row("f4", f"dpledger, {count:,} interactive runs, Gaussian, float-safe", "Rényi filter, 20 orders",
+                    acct.spent.epsilon, seconds, admitted, "in memory, 2 cores"))
+    return rows
+
+
+def _rdp_at(order: float) -> float:
+    accountant = dp_accounting.rdp.RdpAccountant(orders=[order])
+    accountant.compose(SUBSAMPLED, 1000)
+    return accountant.get_epsilon(1e-5)
+
+
 WHY = """Why each rule is valid where it is used:
 
 - (a), (b), (d), (e) interactive: each step is chosen after the last one's output, so only a filter
@@ -258,7 +314,7 @@ def markdown(rows) -> str:
 
 
 def main() -> None:
-    rows = case_a() + case_b() + case_c() + case_d() + case_e()
+    rows = case_a() + case_b() + case_c() + case_d() + case_e() + case_f()
     publish("accounting", {"rows": rows}, markdown(rows))
     print(markdown(rows))
 

@@ -128,7 +128,7 @@ def test_declared_guarantees_are_dominated_by_weaker_ones_only():
     with pytest.raises(dp.PrivacyError, match="weaker than the declared"):
         schedule.spend("count", Laplace(0.6))
     schedule.spend("count", dp.PureDP(0.5))
-    with pytest.raises(dp.PrivacyError, match="zCDP ρ"):
+    with pytest.raises(dp.PrivacyError, match="Δ/σ exceeds"):
         schedule.spend("mean", Gaussian.from_sigma(4.0))
     schedule.spend("mean", Gaussian.from_sigma(6.0))
     assert acct.spent.epsilon == acct.ledger[0].guarantee.epsilon

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _validate
 from ..errors import PrivacyError
-from ..privacy import rdp as _rdp
+from ..privacy import events as _events, rdp as _rdp
 from .filters import FILTERS, Filter, make, one_order_conversion
 
 
@@ -21,10 +21,15 @@ def unpriced(rule: Filter, plan) -> str:
     if tests:
         why = (f"its halting test{'s' if len(tests) > 1 else ''} {', '.join(tests)} make{'' if len(tests) > 1 else 's'}"
                f" the whole graph one {plan.guarantee} step (Lemma A.4), which has no {rule.currency} price")
-    elif samples:
+    elif samples and (plan.event is None or isinstance(plan.event, _events.EpsilonDeltaDpEvent)):
         why = (f"its subsampled step{'s' if len(samples) > 1 else ''} {', '.join(samples)} enter"
                f"{'' if len(samples) > 1 else 's'} as the amplified (ε, δ) of {plan.rule}, which has no "
-               f"{rule.currency} price (a subsampled TextbookGaussian has one under 'rdp')")
+               f"{rule.currency} price (a Poisson-subsampled Gaussian, TextbookGaussian or Laplace has one)")
+    elif samples:
+        why = (f"its subsampled step{'s' if len(samples) > 1 else ''} {', '.join(samples)} ha"
+               f"{'ve' if len(samples) > 1 else 's'} no {rule.currency} price"
+               + (": subsampling gains nothing in zCDP (ε(α)/α tends to the step's own ρ as α grows)"
+                  if rule.name == "zcdp" else ""))
     else:
         why = f"its total {plan.guarantee} by {plan.rule} has no {rule.currency} price"
     able = []

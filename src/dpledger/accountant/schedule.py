@@ -12,6 +12,7 @@ steps of the session may interleave (concurrent composition under a filter: Hane
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import attrs
@@ -46,6 +47,12 @@ def dominated(actual, declared) -> str | None:
     if isinstance(actual, dp_accounting.dp_event.DiscreteLaplaceDpEvent):
         ok = actual.sensitivity == declared.sensitivity and actual.noise_parameter <= declared.noise_parameter
         return None if ok else "its discrete Laplace noise or sensitivity differs from the declared one's"
+    if isinstance(actual, _events.DiscreteGaussianDpEvent):
+        if declared.scalar:  # the same noise, a shift bound no larger (docs/proofs.md: shifts are dominated)
+            ok = actual.scalar and actual.sigma == declared.sigma and actual.sensitivity <= declared.sensitivity
+            return None if ok else "its scalar discrete Gaussian differs in noise, or exceeds the declared shift"
+        ok = Fraction(actual.sensitivity) / Fraction(actual.sigma) <= Fraction(declared.sensitivity) / Fraction(declared.sigma)
+        return None if ok else "its discrete Gaussian's Δ/σ exceeds the declared one's"
     if isinstance(actual, dp_accounting.ZCDpEvent):
         ok = actual.rho <= declared.rho and actual.xi <= declared.xi
         return None if ok else f"its zCDP ρ = {actual.rho:.6g} exceeds the declared {declared.rho:.6g}"

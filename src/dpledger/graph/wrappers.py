@@ -13,7 +13,7 @@ from .. import guarantees as _g
 from ..errors import PrivacyError
 from ..mechanisms.base import Mechanism
 from ..mechanisms.partition import PoissonSample, SampleWithoutReplacement
-from ..privacy import rules
+from ..privacy import events as _events, rules
 from ..privacy.steps import PlanStep
 from ..relations import AddRemoveOne, ReplaceOne
 from .runtime import ERROR_STATE, NodePlan, PlanContext, RunState, _check_uses, _name, _uses, child_path, touching
@@ -68,6 +68,11 @@ class Transform:
         return out
 
 
+#: Base events whose Poisson-subsampled loss is priced (``privacy.pld``, ``privacy.rdp``).
+_SAMPLED = (dp_accounting.LaplaceDpEvent, dp_accounting.GaussianDpEvent, _events.DiscreteGaussianDpEvent,
+            dp_accounting.dp_event.DiscreteLaplaceDpEvent)
+
+
 @attrs.frozen
 class Subsample:
     """Run the child on a random subsample: amplification by subsampling (Balle et al. 2018)."""
@@ -86,8 +91,7 @@ class Subsample:
         inner = self.node.plan(ctx.scope(self.node.name))
         g = rules.amplify_by_subsampling(inner.guarantee, self.sampler.rate, ctx.relation)
         event = None  # the worst case of the amplified guarantee, unless dp-accounting knows better:
-        if isinstance(self.sampler, PoissonSample) and isinstance(
-                inner.event, (dp_accounting.LaplaceDpEvent, dp_accounting.GaussianDpEvent)):
+        if isinstance(self.sampler, PoissonSample) and isinstance(inner.event, _SAMPLED):
             event = dp_accounting.PoissonSampledDpEvent(self.sampler.rate, inner.event)
         rule = f"amplification by subsampling, rate={self.sampler.rate:.3g} (Balle et al. 2018)"
         step = PlanStep(ctx.path, type(self.sampler).__name__, g, rule, {"rate": self.sampler.rate})

@@ -19,6 +19,7 @@ import math
 from fractions import Fraction
 
 import attrs
+import dp_accounting
 import numpy as np
 
 from .. import _validate
@@ -127,6 +128,16 @@ class Laplace(_LatticeRelease):
 
     def guarantee(self) -> PureDP:
         return PureDP(self.epsilon)
+
+    def dp_event(self):
+        """A declared scalar (``coordinates=1``): its discrete Laplace noise, parameter g/scale rounded up,
+        with the integer shift bound K = ⌊Δ/g⌋ + 1 (``privacy.pld`` prices it by its own loss; aK <= ε).
+        Any other size: its pure ε (no PLD is proven for vectors: docs/proofs.md)."""
+        if self.coordinates != 1:
+            return super().dp_event()
+        g = Fraction(Lattice.for_query(self.sensitivity, 1, self.norm, self.bound).spacing)
+        parameter = round_up(g / Fraction(self.scale), "noise parameter")
+        return dp_accounting.dp_event.DiscreteLaplaceDpEvent(parameter, math.floor(Fraction(self.sensitivity) / g) + 1)
 
     def params(self) -> dict:
         return {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "scale": self.scale, "bound": self.bound,

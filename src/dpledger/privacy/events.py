@@ -29,8 +29,26 @@ class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
         return cls(float(g.epsilon), float(g.delta))
 
 
+@attrs.frozen
+class DiscreteGaussianDpEvent(dp_accounting.DpEvent):
+    """Integer answers at ℓ2 distance at most ``sensitivity`` plus N_Z(0, ``sigma``²) noise on every
+    coordinate (Canonne, Kamath & Steinke 2020): the lattice ``Gaussian`` in lattice units.
+
+    With ``coordinates=1`` the answer is one integer and ``sensitivity`` an integer shift bound: the
+    step then has a privacy loss distribution of its own (``pld``). Otherwise (``None``: any size) only
+    the ratio ``sensitivity``/``sigma`` matters, through the Rényi curve α·(Δ/σ)²/2 (``rdp``)."""
+
+    sigma: float
+    sensitivity: float
+    coordinates: int | None = None
+
+    @property
+    def scalar(self) -> bool:
+        return self.coordinates == 1
+
+
 _KINDS = {cls.__name__: cls for cls in (
-    dp_accounting.NoOpDpEvent, dp_accounting.LaplaceDpEvent, dp_accounting.GaussianDpEvent,
+    dp_accounting.NoOpDpEvent, DiscreteGaussianDpEvent, dp_accounting.LaplaceDpEvent, dp_accounting.GaussianDpEvent,
     dp_accounting.dp_event.DiscreteLaplaceDpEvent, dp_accounting.ZCDpEvent, EpsilonDeltaDpEvent,
     dp_accounting.PoissonSampledDpEvent, dp_accounting.SelfComposedDpEvent, dp_accounting.ComposedDpEvent,
 )}

@@ -6,6 +6,15 @@ discretisation, so our totals equal dp-accounting's for the same events. A step 
 (ε, δ) (``EpsilonDeltaDpEvent``: a halting segment, a histogram, a random partition) enters as the
 worst-case PLD of that guarantee, ``from_privacy_parameters``. A zCDP step has no PLD here.
 
+A scalar discrete Gaussian (the lattice ``Gaussian`` with ``coordinates=1``,
+``events.DiscreteGaussianDpEvent``) and a discrete Laplace (also Poisson-subsampled) become
+dp-accounting's discrete privacy losses for their integer shift bound K, by connect-the-dots (its
+pessimistic discretisation; Doroshenko et al. 2022). Two theorems make that a bound on the real
+mechanism (docs/proofs.md, "Accounting discrete noise"): a shift k with |k| <= K is dominated by
+the shift K (the noises have monotone likelihood ratios), and dp-accounting cuts the discrete
+Gaussian to [-T, T], which moves each step by at most its tail mass τ in total variation, so the
+composition's δ(ε) is at most the cut PLD's plus Στ·(1 + e^ε) (``epsilon``).
+
 PLD composition assumes the steps are fixed before any data is seen: it serves plans, ``repeat``
 and declared schedules, never the adaptively chosen charges of a session (``accountant.filters``).
 
@@ -16,6 +25,8 @@ of dp-accounting for un-sampled events.
 
 from __future__ import annotations
 
+import math
+
 import dp_accounting
 from dp_accounting.pld import common, privacy_loss_distribution as pld_lib
 
@@ -23,6 +34,8 @@ from ..guarantees import Guarantee
 from . import events as _events
 
 DISCRETISATION = 1e-4  # dp-accounting's PLDAccountant default
+#: The discrete Gaussian is cut to [-T, T], T = ceil(TRUNCATION·σ) (dp-accounting's default).
+TRUNCATION = 11.6
 
 
 def identity():
@@ -45,9 +58,8 @@ def from_event(event) -> "pld_lib.PrivacyLossDistribution | None":
         return pld_lib.from_laplace_mechanism(event.noise_multiplier, value_discretization_interval=DISCRETISATION)
     if isinstance(event, dp_accounting.GaussianDpEvent):
         return pld_lib.from_gaussian_mechanism(event.noise_multiplier, value_discretization_interval=DISCRETISATION)
-    if isinstance(event, dp_accounting.dp_event.DiscreteLaplaceDpEvent):
-        return pld_lib.from_discrete_laplace_mechanism(event.noise_parameter, sensitivity=event.sensitivity,
-                                                       value_discretization_interval=DISCRETISATION)
+    if isinstance(event, (_events.DiscreteGaussianDpEvent, dp_accounting.dp_event.DiscreteLaplaceDpEvent)):
+        return _discrete(event, 1.0)
     if isinstance(event, dp_accounting.PoissonSampledDpEvent):
         inner, q = event.event, event.sampling_probability
         if isinstance(inner, dp_accounting.LaplaceDpEvent):
@@ -56,6 +68,8 @@ def from_event(event) -> "pld_lib.PrivacyLossDistribution | None":
         if isinstance(inner, dp_accounting.GaussianDpEvent):
             return pld_lib.from_gaussian_mechanism(
                 inner.noise_multiplier, value_discretization_interval=DISCRETISATION, sampling_prob=q)
+        if isinstance(inner, (_events.DiscreteGaussianDpEvent, dp_accounting.dp_event.DiscreteLaplaceDpEvent)):
+            return _discrete(inner, q)
         return None
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
         inner = from_event(event.event)
@@ -71,5 +85,47 @@ def from_event(event) -> "pld_lib.PrivacyLossDistribution | None":
     return None
 
 
-def epsilon(pld, delta: float) -> float:
-    return float(pld.get_epsilon_for_delta(delta))
+def _discrete(event, q: float):
+    """dp-accounting's discrete privacy loss for the integer shift bound K, Poisson-subsampled at
+    rate ``q`` (its mixtures (1 − q)μ + qμ_K are the dominating pairs of Poisson subsampling for
+    add/remove neighbours: Zhu, Dong & Wang 2022, Theorem 11); ``None`` for a vector Gaussian."""
+    if isinstance(event, _events.DiscreteGaussianDpEvent):
+        if not event.scalar:
+            return None
+        return pld_lib.from_discrete_gaussian_mechanism(
+            event.sigma, sensitivity=int(event.sensitivity), truncation_bound=_cut(event.sigma),
+            value_discretization_interval=DISCRETISATION, sampling_prob=q, use_connect_dots=True)
+    return pld_lib.from_discrete_laplace_mechanism(
+        event.noise_parameter, sensitivity=int(event.sensitivity), value_discretization_interval=DISCRETISATION,
+        sampling_prob=q, use_connect_dots=True)
+
+
+def _cut(sigma: float) -> int:
+    return math.ceil(TRUNCATION * sigma)
+
+
+def tail_mass(event) -> float:
+    """An upper bound on the total variation between the composition and the one whose discrete
+    Gaussians are cut to [-T, T]: Σ over them of P(|X| > T) <= 2 exp(-(T + 1)²/(2σ²)) (the discrete
+    Gaussian is σ²-subgaussian: Canonne, Kamath & Steinke 2020, Corollary 9; Chernoff)."""
+    total = 0.0
+    for leaf, count in _events.leaves(event):
+        if isinstance(leaf, dp_accounting.PoissonSampledDpEvent):
+            leaf = leaf.event
+        if isinstance(leaf, _events.DiscreteGaussianDpEvent) and leaf.scalar:
+            total += count * 2.0 * math.exp(-((_cut(leaf.sigma) + 1) / leaf.sigma) ** 2 / 2.0)
+    return total * (1.0 + 1e-9)
+
+
+def epsilon(pld, delta: float, tail: float = 0.0) -> float:
+    """ε at ``delta`` of the mechanism whose cut composition has the PLD ``pld``, ``tail`` its total
+    variation from the cut one (``tail_mass``): with ε_half the PLD's ε at δ/2 and s = tail·(1 + e^ε_half)
+    <= δ/2, the PLD's ε at δ − s is at most ε_half, and there δ(ε) <= (δ − s) + tail·(1 + e^ε) <= δ.
+    ∞ when the tail is too large for that (never at the cut above)."""
+    if tail == 0.0:
+        return float(pld.get_epsilon_for_delta(delta))
+    half = float(pld.get_epsilon_for_delta(delta / 2.0))
+    slack = tail * (1.0 + math.exp(min(half, 700.0))) * (1.0 + 1e-9)
+    if not slack <= delta / 2.0:
+        return math.inf
+    return float(pld.get_epsilon_for_delta(delta - slack))

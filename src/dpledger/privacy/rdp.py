@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+from fractions import Fraction
 
 import dp_accounting
 import numpy as np
@@ -147,7 +148,7 @@ def _log_ratio(q: float, alpha: float, m: int) -> float:
     return value + 4.0 * _U * (1.0 + abs(value))
 
 
-def _poisson_gaussian(q: float, sigma: float, orders: np.ndarray) -> np.ndarray:
+def _poisson_gaussian(q: float, sigma: float, orders: np.ndarray, continuous: bool = True) -> np.ndarray:
     """Upper bounds on the Poisson-subsampled Gaussian's ε(α) at the given orders (> 1), the least of:
 
     - at any order, α/(2σ²), the Gaussian's own curve: subsampling never hurts, since
@@ -165,6 +166,11 @@ def _poisson_gaussian(q: float, sigma: float, orders: np.ndarray) -> np.ndarray:
       of its terms: an overestimate, but for its float error and truncation), inflated by
       ``FRACTIONAL_MARGIN`` and ``FRACTIONAL_ABSOLUTE_MARGIN``/(α − 1).
     The float operations of the last steps (softplus, a product, a quotient) are covered by 8u.
+
+    ``continuous=False``: the Poisson-subsampled discrete Gaussian with integer shifts at ℓ2 distance
+    <= 1 (σ = σ_L/Δ_L): every bound above but the series holds for it (docs/proofs.md, "Subsampled
+    discrete Gaussian"): its binomial terms E[Λ^j] = exp((j − 1)D_j) are at most the continuous ones
+    (CKS 2020), the other direction is smaller (the pair is symmetric), and the rest are general.
     """
     if not (np.all(orders > 1) and 0 <= q <= 1 and sigma >= 0):
         raise ValueError(f"need orders > 1, q in [0, 1] and σ >= 0, got {orders}, {q}, {sigma}")
@@ -186,7 +192,7 @@ def _poisson_gaussian(q: float, sigma: float, orders: np.ndarray) -> np.ndarray:
                 candidates.append(((n + 1 - alpha) * log_a(n) + (alpha - n) * log_a(n + 1)) / (alpha - 1.0))
                 log_a_ratio = float(np.logaddexp(0.0, _log_ratio(q, alpha, n + 1) + log_am1(n + 1)))
                 candidates.append(log_a_ratio / (alpha - 1.0))
-            if min(candidates) * (alpha - 1.0) > FRACTIONAL_ABSOLUTE_MARGIN:  # else the series cannot win
+            if continuous and min(candidates) * (alpha - 1.0) > FRACTIONAL_ABSOLUTE_MARGIN:  # else it cannot win
                 series = float(_rdp._compute_log_a_frac(q, sigma, alpha))  # noqa: SLF001
                 if math.isfinite(series):
                     candidates.append((series * (1 + FRACTIONAL_MARGIN) + FRACTIONAL_ABSOLUTE_MARGIN) / (alpha - 1))
@@ -210,6 +216,11 @@ def _leaf_curve(event, orders: tuple[float, ...]) -> np.ndarray | None:
         return _pure(event.epsilon, grid) if event.delta == 0 else None
     if isinstance(event, dp_accounting.dp_event.DiscreteLaplaceDpEvent):
         return _pure(event.noise_parameter * event.sensitivity, grid)
+    if isinstance(event, _events.DiscreteGaussianDpEvent):  # D_α <= α Δ²/(2σ²) (CKS 2020, Proposition 5)
+        return grid * (_ratio(event) ** 2 / 2.0) * (1.0 + MARGIN)
+    if isinstance(event, dp_accounting.PoissonSampledDpEvent) and isinstance(
+            event.event, _events.DiscreteGaussianDpEvent):
+        return _poisson_gaussian(float(event.sampling_probability), _multiplier(event.event), grid, continuous=False)
     accountant = _rdp.RdpAccountant(orders=list(orders))
     if not accountant.supports(event):
         return None
@@ -221,6 +232,20 @@ def _leaf_curve(event, orders: tuple[float, ...]) -> np.ndarray | None:
     accountant.compose(event)
     values = np.asarray(accountant._rdp, dtype=float)  # noqa: SLF001 - the curve itself is what we need
     return values * (1.0 + MARGIN) + ABSOLUTE_MARGIN
+
+
+def _ratio(event) -> float:
+    """Δ/σ of a discrete Gaussian event, rounded up (so 1/ratio never overstates the noise)."""
+    value = Fraction(event.sensitivity) / Fraction(event.sigma)
+    ratio = float(value)
+    return math.nextafter(ratio, math.inf) if Fraction(ratio) < value else ratio
+
+
+def _multiplier(event) -> float:
+    """σ/Δ of a discrete Gaussian event, rounded down."""
+    value = Fraction(event.sigma) / Fraction(event.sensitivity)
+    multiplier = float(value)
+    return math.nextafter(multiplier, 0.0) if Fraction(multiplier) > value else multiplier
 
 
 def curve(event, orders: tuple[float, ...]) -> np.ndarray | None:
@@ -263,6 +288,8 @@ def rho(event) -> float | None:
             value = 0.5 * (1.0 / leaf.noise_multiplier) ** 2
         elif isinstance(leaf, dp_accounting.dp_event.DiscreteLaplaceDpEvent):
             value = 0.5 * (leaf.noise_parameter * leaf.sensitivity) ** 2
+        elif isinstance(leaf, _events.DiscreteGaussianDpEvent):  # CKS 2020, Proposition 5
+            value = 0.5 * _ratio(leaf) ** 2
         elif isinstance(leaf, _events.EpsilonDeltaDpEvent) and leaf.delta == 0:
             value = 0.5 * leaf.epsilon**2
         else:

@@ -37,7 +37,7 @@ def _pld_of(key: str):
 def _epsilon(key: str, delta: float) -> float:
     distribution = _pld_of(key)
     if distribution is not None:
-        return _pld.epsilon(distribution, delta)
+        return _pld.epsilon(distribution, delta, _pld.tail_mass(_events.from_dict(json.loads(key))))
     renyi = _rdp.epsilon(_events.from_dict(json.loads(key)), delta, ORDERS)  # zCDP steps have no PLD here
     return math.inf if renyi is None else renyi
 
