@@ -64,6 +64,11 @@ def dominated(actual, declared) -> str | None:
             return (f"its sampling rate {actual.sampling_probability:.6g} exceeds the declared "
                     f"{declared.sampling_probability:.6g}")
         return dominated(actual.event, declared.event)
+    if isinstance(actual, dp_accounting.SampledWithoutReplacementDpEvent):
+        if (actual.source_dataset_size, actual.sample_size) != (declared.source_dataset_size, declared.sample_size):
+            return (f"it samples {actual.sample_size} of {actual.source_dataset_size}, the declared step "
+                    f"{declared.sample_size} of {declared.source_dataset_size}")
+        return dominated(actual.event, declared.event)
     if isinstance(actual, dp_accounting.SelfComposedDpEvent):
         if actual.count != declared.count:
             return f"it repeats {actual.count} times, the declared step {declared.count}"

@@ -50,7 +50,8 @@ class DiscreteGaussianDpEvent(dp_accounting.DpEvent):
 _KINDS = {cls.__name__: cls for cls in (
     dp_accounting.NoOpDpEvent, DiscreteGaussianDpEvent, dp_accounting.LaplaceDpEvent, dp_accounting.GaussianDpEvent,
     dp_accounting.dp_event.DiscreteLaplaceDpEvent, dp_accounting.ZCDpEvent, EpsilonDeltaDpEvent,
-    dp_accounting.PoissonSampledDpEvent, dp_accounting.SelfComposedDpEvent, dp_accounting.ComposedDpEvent,
+    dp_accounting.PoissonSampledDpEvent, dp_accounting.SampledWithoutReplacementDpEvent,
+    dp_accounting.SelfComposedDpEvent, dp_accounting.ComposedDpEvent,
 )}
 
 
