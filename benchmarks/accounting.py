@@ -26,7 +26,7 @@ import dp_accounting
 import numpy as np
 
 import dpledger as dp
-from dpledger.privacy import tight
+from dpledger.privacy import rdp as renyi, tight
 from dpledger.mechanisms import Gaussian, Laplace, PoissonSample, TextbookGaussian
 
 from _common import publish, quick_run
@@ -250,6 +250,7 @@ def _planned(step, times: int, delta: float) -> tuple[float, float]:
     def plan():
         tight._pld_of.cache_clear()
         tight._epsilon.cache_clear()
+        renyi._leaf.cache_clear()
         return graph.plan().epsilon(delta)
 
     return best_of(plan)

@@ -46,7 +46,8 @@ def test_discrete_laplace_scale_is_rounded_up_and_composes_tightly_when_fixed():
     reference = dp_accounting.pld.PLDAccountant()
     reference.compose(mech.dp_event(), 10)
     reference.compose(dp.mechanisms.TextbookGaussian(0.5, 1e-6).dp_event())
-    assert plan.guarantee.epsilon == pytest.approx(reference.get_epsilon(1e-6), rel=1e-9)
+    # connect-the-dots (ours) against privacy buckets (PLDAccountant's), with the PLD allowance
+    assert plan.guarantee.epsilon == pytest.approx(reference.get_epsilon(1e-6), rel=1e-3)
     assert plan.guarantee.epsilon < 3.0 + 0.5  # below the basic sum
 
 

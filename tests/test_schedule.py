@@ -31,7 +31,7 @@ def test_a_1000_step_repeat_is_planned_as_dp_accounting_composes_it():
     reference.compose(dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0)), 1000)
     expected = reference.get_epsilon(1e-5)
     reference_time = time.perf_counter() - started
-    assert ours == pytest.approx(expected, rel=1e-9)
+    assert expected <= ours <= expected * (1 + 1e-4)  # dp-accounting's, with 1e-12 of δ per step set aside
     assert ours_time < 4 * reference_time + 1.0  # the same computation (benchmarks/accounting.py measures it)
     assert plan.event == dp_accounting.SelfComposedDpEvent(
         dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0)), 1000)
@@ -78,7 +78,8 @@ def test_a_declared_schedule_is_charged_in_full_once_and_tightly():
     reference = dp_accounting.pld.PLDAccountant()
     reference.compose(dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0)), 1000)
     assert entry.guarantee.delta == pytest.approx(1000 * 0.01 * 1e-6)
-    assert entry.guarantee.epsilon == pytest.approx(reference.get_epsilon(entry.guarantee.delta), rel=1e-9)
+    expected = reference.get_epsilon(entry.guarantee.delta)
+    assert expected <= entry.guarantee.epsilon <= expected * (1 + 1e-4)  # with the PLD allowance
     spent = acct.spent
     graph = dp.Graph(subsampled(), relation=dp.AddRemoveOne())
     for _ in range(5):

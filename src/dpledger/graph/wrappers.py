@@ -71,6 +71,11 @@ class Transform:
 #: Base events whose Poisson-subsampled loss is priced (``privacy.pld``, ``privacy.rdp``).
 _SAMPLED = (dp_accounting.LaplaceDpEvent, dp_accounting.GaussianDpEvent, _events.DiscreteGaussianDpEvent,
             dp_accounting.dp_event.DiscreteLaplaceDpEvent)
+def _pure(event) -> bool:
+    """A pure ε-DP step known only by its ε: Poisson-subsampled, it has a Rényi curve (``privacy.rdp``)."""
+    return isinstance(event, _events.EpsilonDeltaDpEvent) and event.delta == 0 and event.epsilon > 0
+
+
 #: Base events whose loss sampled without replacement is priced (``privacy.rdp``: Rényi curve only).
 _SAMPLED_WOR = (dp_accounting.GaussianDpEvent, _events.DiscreteGaussianDpEvent)
 
@@ -93,7 +98,7 @@ class Subsample:
         inner = self.node.plan(ctx.scope(self.node.name))
         g = rules.amplify_by_subsampling(inner.guarantee, self.sampler.rate, ctx.relation)
         event = None  # the worst case of the amplified guarantee, unless dp-accounting knows better:
-        if isinstance(self.sampler, PoissonSample) and isinstance(inner.event, _SAMPLED):
+        if isinstance(self.sampler, PoissonSample) and (isinstance(inner.event, _SAMPLED) or _pure(inner.event)):
             event = dp_accounting.PoissonSampledDpEvent(self.sampler.rate, inner.event)
         elif isinstance(self.sampler, SampleWithoutReplacement) and isinstance(inner.event, _SAMPLED_WOR):
             event = dp_accounting.SampledWithoutReplacementDpEvent(self.sampler.n, self.sampler.size, inner.event)

@@ -118,16 +118,15 @@ class Gaussian(_LatticeRelease):
     def dp_event(self):
         """The discrete Gaussian it adds, in lattice units (``privacy.events.DiscreteGaussianDpEvent``).
 
-        A declared scalar (``coordinates=1``): σ_L = σ/g exactly (g a power of two) and the integer
-        shift bound K = ⌊Δ/g⌋ + 1 of the rounded answers, which ``privacy.pld`` accounts by its own
-        privacy loss distribution. Any other size: the ratio Δ(1 + 1/1024)/σ >= Δ_L/σ_L for every
-        lattice (module doc), which ``privacy.rdp`` accounts by the discrete Gaussian's Rényi curve."""
+        A declared scalar (``coordinates=1``): the sampler's own σ_L = sqrt(t·m) (``_draw``; t·m >= (σ/g)²,
+        an integer) and the integer shift bound K = ⌊Δ/g⌋ + 1 of the rounded answers, which
+        ``privacy.pld`` accounts by its own privacy loss distribution. Any other size: the ratio
+        Δ(1 + 1/1024)/σ >= Δ_L/σ_L for every lattice (module doc), which ``privacy.rdp`` accounts by
+        the discrete Gaussian's Rényi curve."""
         if self.coordinates == 1:
             g = Fraction(Lattice.for_query(self.sensitivity, 1, self.norm, self.bound).spacing)
-            sigma = Fraction(self.sigma) / g
-            if float(sigma) != sigma:  # σ/g is exact unless σ is subnormal
-                raise ValueError(f"σ = {self.sigma!r} is too small to account on its lattice; rescale the query")
-            return DiscreteGaussianDpEvent(float(sigma), math.floor(Fraction(self.sensitivity) / g) + 1, 1)
+            t, m = exact.gaussian_parameters(Fraction(self.sigma) / g)
+            return DiscreteGaussianDpEvent(math.sqrt(t * m), math.floor(Fraction(self.sensitivity) / g) + 1, 1)
         sensitivity = round_up(Fraction(self.sensitivity) * (1 + Fraction(1, RESOLUTION)), "sensitivity")
         return DiscreteGaussianDpEvent(self.sigma, sensitivity)
 

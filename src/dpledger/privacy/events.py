@@ -42,6 +42,12 @@ class DiscreteGaussianDpEvent(dp_accounting.DpEvent):
     sensitivity: float
     coordinates: int | None = None
 
+    def __attrs_post_init__(self):
+        if not (self.sigma > 0 and self.sensitivity > 0):
+            raise ValueError(f"a discrete Gaussian needs σ > 0 and a sensitivity > 0, got {self.sigma}, {self.sensitivity}")
+        if self.scalar and self.sensitivity != int(self.sensitivity):
+            raise ValueError(f"a scalar discrete Gaussian's shift bound is an integer, got {self.sensitivity}")
+
     @property
     def scalar(self) -> bool:
         return self.coordinates == 1

@@ -25,6 +25,7 @@ from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 from scipy import special
 
 from . import events as _events
+from .subsampled import poisson_pure, pure_epsilon, without_replacement
 
 #: Inflation of dp-accounting's Gaussian, Laplace and zCDP values for their float evaluation:
 #: relative, and absolute. Their closed forms take a few correctly rounded operations (relative error
@@ -168,8 +169,8 @@ def _poisson_gaussian(q: float, sigma: float, orders: np.ndarray, continuous: bo
     The float operations of the last steps (softplus, a product, a quotient) are covered by 8u.
 
     ``continuous=False``: the Poisson-subsampled discrete Gaussian with integer shifts at ℓ2 distance
-    <= 1 (σ = σ_L/Δ_L): every bound above but the series holds for it (docs/proofs.md, "Subsampled
-    discrete Gaussian"): its binomial terms E[Λ^j] = exp((j − 1)D_j) are at most the continuous ones
+    <= 1 (σ = σ_L/Δ_L): every bound above but the series holds for it (docs/proofs.md, "Accounting
+    discrete noise", item 4): its binomial terms E[Λ^j] = exp((j − 1)D_j) are at most the continuous ones
     (CKS 2020), the other direction is smaller (the pair is symmetric), and the rest are general.
     """
     if not (np.all(orders > 1) and 0 <= q <= 1 and sigma >= 0):
@@ -221,13 +222,15 @@ def _leaf_curve(event, orders: tuple[float, ...]) -> np.ndarray | None:
     if isinstance(event, dp_accounting.PoissonSampledDpEvent) and isinstance(
             event.event, _events.DiscreteGaussianDpEvent):
         return _poisson_gaussian(float(event.sampling_probability), _multiplier(event.event), grid, continuous=False)
+    if isinstance(event, dp_accounting.PoissonSampledDpEvent) and (pure := pure_epsilon(event.event)) is not None:
+        return np.minimum(_pure(pure, grid), poisson_pure(float(event.sampling_probability), pure, grid))
     if isinstance(event, dp_accounting.SampledWithoutReplacementDpEvent):
         inner = event.event
         multiplier = (_multiplier(inner) if isinstance(inner, _events.DiscreteGaussianDpEvent)
                       else inner.noise_multiplier if isinstance(inner, dp_accounting.GaussianDpEvent) else None)
         if multiplier is None:
             return None
-        return _without_replacement(event.sample_size / event.source_dataset_size, multiplier, grid)
+        return without_replacement(event.sample_size / event.source_dataset_size, multiplier, grid)
     accountant = _rdp.RdpAccountant(orders=list(orders))
     if not accountant.supports(event):
         return None
@@ -239,47 +242,6 @@ def _leaf_curve(event, orders: tuple[float, ...]) -> np.ndarray | None:
     accountant.compose(event)
     values = np.asarray(accountant._rdp, dtype=float)  # noqa: SLF001 - the curve itself is what we need
     return values * (1.0 + MARGIN) + ABSOLUTE_MARGIN
-
-
-#: Orders above this get the base curve only under sampling without replacement (O(α) terms each).
-_MAX_WOR = 4096
-
-
-def _without_replacement(gamma: float, sigma: float, orders: np.ndarray) -> np.ndarray:
-    """Upper bounds on ε(α) of a Gaussian step (continuous or discrete: RDP α/(2σ²) either way, CKS
-    2020) on m of n records drawn without replacement, γ = m/n, under replace-one neighbours:
-
-    - at an integer order 2 <= α <= ``_MAX_WOR``, Wang, Balle & Kasiviswanathan 2019, Theorem 9 with
-      ε(∞) = ∞: A_α <= 1 + γ²C(α,2)·min(4(e^ε(2) − 1), 2e^ε(2)) + Σ_{j>=3} 2γ^j C(α,j) e^((j−1)ε(j)),
-      each term's log a sum of parts under 1e4 in size (error under 1e-11), the sum S inflated by 1e-9;
-    - at a fractional order, the chord of log A between its integer neighbours (their Corollary 10:
-      log A_α is convex in α), with log A_1 = 0;
-    - at any order, α/(2σ²): by joint convexity the sample never does worse than the whole step.
-    """
-    own = orders / (2.0 * sigma * sigma) * (1.0 + 4.0 * _U)
-    if gamma >= 1:
-        return own
-
-    @functools.lru_cache(maxsize=None)
-    def log_a(n: int) -> float:
-        if n == 1:
-            return 0.0
-        j = np.arange(3.0, n + 1.0)
-        log_binomial = special.gammaln(n + 1.0) - special.gammaln(j + 1.0) - special.gammaln(n - j + 1.0)
-        second = min(math.log(4.0) + math.log(math.expm1(1.0 / sigma**2)), math.log(2.0) + 1.0 / sigma**2)
-        terms = np.concatenate([[2 * math.log(gamma) + math.log(n * (n - 1) / 2.0) + second],
-                                math.log(2.0) + j * math.log(gamma) + log_binomial + j * (j - 1.0) / (2.0 * sigma**2)])
-        return float(np.logaddexp(0.0, special.logsumexp(terms) + 1e-9))
-
-    values = []
-    for alpha, bound in zip(orders.tolist(), own.tolist()):
-        if alpha > _MAX_WOR or not math.isfinite(alpha):
-            values.append(bound)
-            continue
-        low, high = math.floor(alpha), math.ceil(alpha)
-        chord = log_a(low) if low == high else (high - alpha) * log_a(low) + (alpha - low) * log_a(high)
-        values.append(min(bound, chord / (alpha - 1.0) * (1.0 + 8.0 * _U)))
-    return np.asarray(values)
 
 
 def _ratio(event) -> float:
