@@ -228,3 +228,28 @@ def test_scalar_extremes_plan_quickly_and_never_crash():
         assert tight.route(event) == route and math.isfinite(tight.epsilon(event, 1e-5))
     with pytest.raises(ValueError, match="integer"):
         events.DiscreteGaussianDpEvent(100.0, 2.5, 1)
+
+
+def test_pure_curves_stay_above_randomised_response_in_floats():
+    """min(ε, αε²/2) is tight against randomised response at small ε, so its two roundings need a
+    margin: the exact divergence (80 digits) never exceeds it (a reviewer's case first)."""
+    import mpmath
+
+    mpmath.mp.dps = 80
+    rng = np.random.default_rng(3)
+    cases = [(1.7049e-8, 1.04506)] + [(10 ** rng.uniform(-9, -4), 1 + 10 ** rng.uniform(-2, 1)) for _ in range(200)]
+    for epsilon, alpha in cases:
+        e, a = mpmath.mpf(epsilon), mpmath.mpf(alpha)
+        p, q = mpmath.exp(e) / (1 + mpmath.exp(e)), 1 / (1 + mpmath.exp(e))
+        exact = mpmath.log(p**a * q ** (1 - a) + q**a * p ** (1 - a)) / (a - 1)
+        assert rdp.curve(events.EpsilonDeltaDpEvent(epsilon, 0.0), (alpha,))[0] >= exact
+
+
+def test_the_poisson_sampler_never_keeps_a_row_more_often_than_its_rate():
+    for rate in (1.0, 0.5, 0.3, 1e-9, 2.0**-60, 0.1 + 2.0**-54):
+        sampler = PoissonSample(rate)
+        assert sampler.threshold <= rate and math.floor(sampler.threshold * 2.0**53) == math.floor(rate * 2.0**53)
+    assert len(PoissonSample(1.0).subsample(np.zeros(1000), np.random.default_rng(0))) == 1000
+    with pytest.raises(ValueError):
+        events.DiscreteGaussianDpEvent(0.0, 1.0)
+    assert rdp.curve(dp_accounting.PoissonSampledDpEvent(1.0, events.EpsilonDeltaDpEvent(40.0, 0.0)), (2.0,))[0] == pytest.approx(40.0)  # no crash at q = 1

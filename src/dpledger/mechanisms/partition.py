@@ -8,6 +8,8 @@ random-partition rule needs (argument of Lemma C.15). ``PoissonSample`` and
 
 from __future__ import annotations
 
+import math
+
 import attrs
 import numpy as np
 import scipy.sparse as sp
@@ -85,13 +87,21 @@ class RowSplit:
 
 @attrs.frozen
 class PoissonSample:
-    """Keeps each row independently with probability ``rate`` (amplification under AddRemoveOne)."""
+    """Keeps each row independently with probability ``rate`` (amplification under AddRemoveOne).
+
+    numpy draws uniforms on the grid k·2^-53, so ``u < t`` holds with probability ceil(t·2^53)/2^53;
+    the threshold ⌊rate·2^53⌋/2^53 makes that at most ``rate``, and a smaller rate is never less
+    private ((1 − q')P + q'R is a mixture of P and (1 − q)P + qR for q' <= q: docs/proofs.md)."""
 
     rate: float = attrs.field(converter=lambda v: _validate.probability("rate", v, low_open=True, high_open=False))
 
+    @property
+    def threshold(self) -> float:
+        return math.floor(self.rate * 2.0**53) * 2.0**-53
+
     def subsample(self, data, rng: np.random.Generator | None = None) -> np.ndarray:
         rows = np.asarray(data)
-        return rows[_random.generator(rng).random(rows.shape[0]) < self.rate]
+        return rows[_random.generator(rng).random(rows.shape[0]) < self.threshold]
 
 
 @attrs.frozen

@@ -45,7 +45,7 @@ FILTER_ORDERS = (1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0,
 
 
 def _pure(epsilon: float, orders: np.ndarray) -> np.ndarray:
-    return np.minimum(epsilon, orders * epsilon**2 / 2.0)
+    return np.minimum(epsilon, orders * epsilon**2 / 2.0) * (1.0 + 4.0 * _U)  # two roundings
 
 
 # The Poisson-subsampled Gaussian (rate q, noise multiplier σ, add/remove-one neighbours): ε(α) =

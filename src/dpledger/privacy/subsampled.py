@@ -34,12 +34,15 @@ def poisson_pure(q: float, epsilon: float, orders: np.ndarray) -> np.ndarray:
     By joint convexity it suffices to bound one pair P = M(S), ν = (1 − q)P + qM(S ∪ {x}) (either
     way round). L = ν/P has E_P[L] = 1 and lies in [a, b], a = 1 − q + qe^−ε, b = 1 − q + qe^ε, so for
     the convex φ(x) = x^α (remove) and x^(1−α) (add), E_P[φ(L)] <= w_a φ(a) + w_b φ(b), the chord at
-    the mean (w_a = 1/(1 + e^−ε), w_b = e^−ε/(1 + e^−ε): the weights with mean 1). The larger of the
-    two, in logs; the float error of the log-sum is within 8u of the magnitudes of its parts.
+    the mean (w_a = 1/(1 + e^−ε), w_b = e^−ε/(1 + e^−ε): the weights with mean 1). Both chords are
+    the divergences of subsampled randomised response, a symmetric pair, whose add direction is the
+    smaller (docs/proofs.md, "Accounting discrete noise", item 4): the remove chord bounds both. The
+    float error of the log-sum is within 8u of the magnitudes of its parts.
     """
     if q == 0:
         return np.zeros_like(orders)
-    log_a, log_b = math.log1p(q * math.expm1(-epsilon)), math.log1p(q * math.expm1(epsilon))
+    keep = math.log1p(-q) if q < 1 else -math.inf
+    log_a, log_b = np.logaddexp(keep, math.log(q) - epsilon), np.logaddexp(keep, math.log(q) + epsilon)
     log_wa, log_wb = -math.log1p(math.exp(-epsilon)), -epsilon - math.log1p(math.exp(-epsilon))
     values = []
     for alpha in orders.tolist():
@@ -47,9 +50,8 @@ def poisson_pure(q: float, epsilon: float, orders: np.ndarray) -> np.ndarray:
             values.append(epsilon)
             continue
         sizes = abs(log_wa) + abs(log_wb) + alpha * (abs(log_a) + abs(log_b)) + 1.0
-        remove = np.logaddexp(log_wa + alpha * log_a, log_wb + alpha * log_b)
-        add = np.logaddexp(log_wa + (1.0 - alpha) * log_a, log_wb + (1.0 - alpha) * log_b)
-        values.append((max(float(remove), float(add)) + 8.0 * _U * sizes) / (alpha - 1.0))
+        remove = float(np.logaddexp(log_wa + alpha * log_a, log_wb + alpha * log_b))
+        values.append((remove + 8.0 * _U * sizes) / (alpha - 1.0))
     return np.asarray(values)
 
 
@@ -62,8 +64,10 @@ def without_replacement(gamma: float, sigma: float, orders: np.ndarray) -> np.nd
     2020) on m of n records drawn without replacement, γ = m/n, under replace-one neighbours:
 
     - at an integer order 2 <= α <= ``_MAX_WOR``, Wang, Balle & Kasiviswanathan 2019, Theorem 9 with
-      ε(∞) = ∞: A_α <= 1 + γ²C(α,2)·min(4(e^ε(2) − 1), 2e^ε(2)) + Σ_{j>=3} 2γ^j C(α,j) e^((j−1)ε(j)),
-      each term's log a sum of parts under 1e4 in size (error under 1e-11), the sum S inflated by 1e-9;
+      ε(∞) = ∞: A_α <= 1 + γ²C(α,2)·min(4(e^ε(2) − 1), 2e^ε(2)) + Σ_{j>=3} 2γ^j C(α,j) e^((j−1)ε(j)).
+      Each term's log is a sum of parts (gammaln, logs, j(j − 1)/(2σ²)) computed within 16u of their
+      magnitudes M_j, and a log-sum-exp moves by at most the softmax-weighted mean of its terms'
+      errors, so log S is raised by 16u·Σ softmax_j M_j + 8u (and S by a relative 1e-9);
     - at a fractional order, the chord of log A between its integer neighbours (their Corollary 10:
       log A_α is convex in α), with log A_1 = 0;
     - at any order, α/(2σ²): by joint convexity the sample never does worse than the whole step.
@@ -79,9 +83,15 @@ def without_replacement(gamma: float, sigma: float, orders: np.ndarray) -> np.nd
         j = np.arange(3.0, n + 1.0)
         log_binomial = special.gammaln(n + 1.0) - special.gammaln(j + 1.0) - special.gammaln(n - j + 1.0)
         second = min(math.log(4.0) + math.log(math.expm1(1.0 / sigma**2)), math.log(2.0) + 1.0 / sigma**2)
+        exponents = j * (j - 1.0) / (2.0 * sigma**2)
         terms = np.concatenate([[2 * math.log(gamma) + math.log(n * (n - 1) / 2.0) + second],
-                                math.log(2.0) + j * math.log(gamma) + log_binomial + j * (j - 1.0) / (2.0 * sigma**2)])
-        return float(np.logaddexp(0.0, special.logsumexp(terms) + 1e-9))
+                                math.log(2.0) + j * math.log(gamma) + log_binomial + exponents])
+        sizes = np.concatenate([[2 * abs(math.log(gamma)) + math.log(n * n) + abs(second) + 2.0],
+                                1.0 + j * abs(math.log(gamma)) + special.gammaln(n + 1.0) + special.gammaln(j + 1.0)
+                                + special.gammaln(n - j + 1.0) + exponents])
+        total = special.logsumexp(terms)
+        error = 16.0 * _U * float(np.sum(np.exp(terms - total) * sizes)) + 8.0 * _U
+        return float(np.logaddexp(0.0, total + error + 1e-9))
 
     values = []
     for alpha, bound in zip(orders.tolist(), own.tolist()):
