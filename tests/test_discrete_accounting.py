@@ -253,3 +253,25 @@ def test_the_poisson_sampler_never_keeps_a_row_more_often_than_its_rate():
     with pytest.raises(ValueError):
         events.DiscreteGaussianDpEvent(0.0, 1.0)
     assert rdp.curve(dp_accounting.PoissonSampledDpEvent(1.0, events.EpsilonDeltaDpEvent(40.0, 0.0)), (2.0,))[0] == pytest.approx(40.0)  # no crash at q = 1
+
+
+def test_pure_steps_sampled_without_replacement_are_priced_by_their_amplified_epsilon():
+    from dpledger.mechanisms import SampleWithoutReplacement
+
+    step = dp.subsample(SampleWithoutReplacement(10, 1000), dp.release("s", Laplace(1.0), lambda x: 0.0))
+    graph = dp.Graph(step, relation=dp.ReplaceOne(), domain=dp.Records(n=1000))
+    amplified = math.log1p(0.01 * math.expm1(1.0))
+    assert graph.plan().guarantee.epsilon == pytest.approx(amplified)
+    session = dp.Accountant(dp.ApproxDP(4.0, 1e-6), "rdp", orders=[8.0], relation=dp.ReplaceOne())
+    session.run(graph, np.zeros(1000), rng=np.random.default_rng(0))  # priced, not refused
+    assert session.spent.amounts[0] <= 8.0 * amplified**2 / 2 * (1 + 1e-9)
+
+
+def test_only_a_scalar_discrete_laplace_claims_its_own_loss():
+    """A vector answer states its pure ε (no proof that ℓ1 shifts are dominated by one shift), and a
+    declared scalar refuses an answer of another size."""
+    assert isinstance(dp.mechanisms.DiscreteLaplace(1.0, 2).dp_event(), events.EpsilonDeltaDpEvent)
+    scalar = dp.mechanisms.DiscreteLaplace(1.0, 2, coordinates=1)
+    assert isinstance(scalar.dp_event(), dp_accounting.dp_event.DiscreteLaplaceDpEvent)
+    with pytest.raises(ValueError, match="coordinates=1"):
+        scalar.release(np.array([1.0, 2.0]), np.random.default_rng(0))

@@ -38,7 +38,7 @@ def test_discrete_laplace_is_exactly_the_discrete_laplace_pmf():
 
 
 def test_discrete_laplace_scale_is_rounded_up_and_composes_tightly_when_fixed():
-    mech = DiscreteLaplace(epsilon=0.3, sensitivity=1)
+    mech = DiscreteLaplace(epsilon=0.3, sensitivity=1, coordinates=1)  # a scalar: priced by its own PLD
     assert mech.scale >= 1 / 0.3 and float(mech.scale) - 1 / 0.3 < 2**-31
     counts = dp.sequence(*(dp.release(f"count{i}", mech, lambda x: float(np.sum(x))) for i in range(10)))
     declared = dp.sequence(counts, dp.release("spare", dp.mechanisms.TextbookGaussian(0.5, 1e-6), lambda x: 0.0))

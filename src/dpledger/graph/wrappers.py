@@ -77,7 +77,8 @@ def _pure(event) -> bool:
 
 
 #: Base events whose loss sampled without replacement is priced (``privacy.rdp``: Rényi curve only).
-_SAMPLED_WOR = (dp_accounting.GaussianDpEvent, _events.DiscreteGaussianDpEvent)
+_SAMPLED_WOR = (dp_accounting.GaussianDpEvent, _events.DiscreteGaussianDpEvent, dp_accounting.LaplaceDpEvent,
+                dp_accounting.dp_event.DiscreteLaplaceDpEvent)
 
 
 @attrs.frozen
@@ -100,7 +101,8 @@ class Subsample:
         event = None  # the worst case of the amplified guarantee, unless dp-accounting knows better:
         if isinstance(self.sampler, PoissonSample) and (isinstance(inner.event, _SAMPLED) or _pure(inner.event)):
             event = dp_accounting.PoissonSampledDpEvent(self.sampler.rate, inner.event)
-        elif isinstance(self.sampler, SampleWithoutReplacement) and isinstance(inner.event, _SAMPLED_WOR):
+        elif isinstance(self.sampler, SampleWithoutReplacement) and (isinstance(inner.event, _SAMPLED_WOR)
+                                                                      or _pure(inner.event)):
             event = dp_accounting.SampledWithoutReplacementDpEvent(self.sampler.n, self.sampler.size, inner.event)
         rule = f"amplification by subsampling, rate={self.sampler.rate:.3g} (Balle et al. 2018)"
         step = PlanStep(ctx.path, type(self.sampler).__name__, g, rule, {"rate": self.sampler.rate})

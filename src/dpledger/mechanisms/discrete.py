@@ -40,6 +40,8 @@ class DiscreteLaplace(Mechanism):
 
     epsilon: float = epsilon_field()
     sensitivity: int = attrs.field(default=1, converter=_integer_sensitivity)
+    coordinates: int | None = attrs.field(default=None, converter=lambda v: None if v is None else _validate.integer(
+        "coordinates", v, minimum=1))
 
     def __attrs_post_init__(self):
         if self.scale > exact.MAX_SCALE:
@@ -54,20 +56,28 @@ class DiscreteLaplace(Mechanism):
         return PureDP(self.epsilon)
 
     def dp_event(self):
-        # the parameter 1/t rounded up: the event never has more noise than the mechanism
+        """A declared scalar (``coordinates=1``): its discrete Laplace noise, the parameter 1/t rounded up
+        (docs/proofs.md: more noise is a post-processing), priced by its own privacy loss. Any other
+        size: its pure ε, since the product of discrete Laplaces with shifts of ℓ1 norm Δ is not
+        proven to be dominated by one shift Δ (docs/proofs.md, "Discrete Laplace")."""
+        if self.coordinates != 1:
+            return super().dp_event()
         parameter = float(1 / self.scale)
         if Fraction(parameter) < 1 / self.scale:
             parameter = math.nextafter(parameter, math.inf)
         return dp_accounting.dp_event.DiscreteLaplaceDpEvent(parameter, self.sensitivity)
 
     def params(self) -> dict:
-        return {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "scale": float(self.scale)}
+        return {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "scale": float(self.scale),
+                **({} if self.coordinates is None else {"coordinates": self.coordinates})}
 
     def _check_value(self, value):
         """The integer answer, clamped to ±2^52 (a public bound; clamping never increases a distance)."""
         array = super()._check_value(value)
         if not np.all(array == np.round(array)):
             raise ValueError("DiscreteLaplace releases integer-valued queries; use Laplace for real values")
+        if self.coordinates is not None and array.size != self.coordinates:
+            raise ValueError(f"the answer has {array.size} coordinates, not the declared coordinates={self.coordinates}")
         return np.clip(array, -_CLAMP, _CLAMP).astype(np.int64)
 
     def _draw(self, value, rng, size):

@@ -33,6 +33,7 @@ from dp_accounting.pld import common, privacy_loss_distribution as pld_lib
 from ..guarantees import Guarantee, PureDP
 from ..relations import AddRemoveOne
 from . import events as _events, rules
+from .subsampled import pure_epsilon, sampled_pure
 
 DISCRETISATION = 1e-4  # dp-accounting's PLDAccountant default
 #: The discrete Gaussian is cut to [-T, T], T = ceil(TRUNCATION·σ) + K (``_cut``).
@@ -81,6 +82,8 @@ def from_event(event) -> "pld_lib.PrivacyLossDistribution | None":
         if isinstance(inner, _events.EpsilonDeltaDpEvent) and inner.delta == 0:  # its amplified ε' (pure)
             return from_guarantee(rules.amplify_by_subsampling(PureDP(inner.epsilon), q, AddRemoveOne()))
         return None
+    if isinstance(event, dp_accounting.SampledWithoutReplacementDpEvent):  # a pure step: the worst ε'-DP pair
+        return from_guarantee(PureDP(sampled_pure(event))) if pure_epsilon(event.event) else None
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
         inner = from_event(event.event)
         return None if inner is None else inner.self_compose(event.count)

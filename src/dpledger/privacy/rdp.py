@@ -25,7 +25,7 @@ from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 from scipy import special
 
 from . import events as _events
-from .subsampled import poisson_pure, pure_epsilon, without_replacement
+from .subsampled import poisson_pure, pure_epsilon, sampled_pure, without_replacement
 
 #: Inflation of dp-accounting's Gaussian, Laplace and zCDP values for their float evaluation:
 #: relative, and absolute. Their closed forms take a few correctly rounded operations (relative error
@@ -224,6 +224,9 @@ def _leaf_curve(event, orders: tuple[float, ...]) -> np.ndarray | None:
         return _poisson_gaussian(float(event.sampling_probability), _multiplier(event.event), grid, continuous=False)
     if isinstance(event, dp_accounting.PoissonSampledDpEvent) and (pure := pure_epsilon(event.event)) is not None:
         return np.minimum(_pure(pure, grid), poisson_pure(float(event.sampling_probability), pure, grid))
+    if isinstance(event, dp_accounting.SampledWithoutReplacementDpEvent) and (pure := pure_epsilon(event.event)):
+        amplified = sampled_pure(event)  # an ε'-DP step: randomised response's curve at ε' bounds it
+        return np.minimum(_pure(amplified, grid), poisson_pure(1.0, amplified, grid))
     if isinstance(event, dp_accounting.SampledWithoutReplacementDpEvent):
         inner = event.event
         multiplier = (_multiplier(inner) if isinstance(inner, _events.DiscreteGaussianDpEvent)

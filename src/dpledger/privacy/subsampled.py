@@ -1,6 +1,7 @@
 """Rényi curves of subsampled steps that need only the base step's own curve: any pure ε-DP step
-Poisson-subsampled (a chord bound), and a Gaussian step (continuous or discrete) sampled without
-replacement (Wang, Balle & Kasiviswanathan 2019). ``rdp`` reads them; every value is an upper bound,
+Poisson-subsampled (a chord bound) or sampled without replacement (its amplified ε'), and a
+Gaussian step (continuous or discrete) sampled without replacement (Wang, Balle & Kasiviswanathan
+2019). ``rdp`` reads them; every value is an upper bound,
 floating-point error included (docs/proofs.md, "Accounting discrete noise").
 """
 
@@ -13,8 +14,11 @@ import dp_accounting
 import numpy as np
 from scipy import special
 
+from ..guarantees import PureDP
+from ..relations import ReplaceOne
 from ..rounding import UNIT_ROUNDOFF as _U
 from . import events as _events
+from .rules import amplify_by_subsampling
 
 
 def pure_epsilon(event) -> float | None:
@@ -26,6 +30,13 @@ def pure_epsilon(event) -> float | None:
     if isinstance(event, _events.EpsilonDeltaDpEvent) and event.delta == 0:
         return event.epsilon
     return None
+
+
+def sampled_pure(event) -> float:
+    """ε' = log(1 + γ(e^ε − 1)), rounded up, of an ε-DP step on m of n records drawn without
+    replacement, γ = m/n, under replace-one neighbours (Balle, Barthe & Gaboardi 2018, Theorem 9)."""
+    gamma = event.sample_size / event.source_dataset_size
+    return amplify_by_subsampling(PureDP(pure_epsilon(event.event)), gamma, ReplaceOne()).epsilon
 
 
 def poisson_pure(q: float, epsilon: float, orders: np.ndarray) -> np.ndarray:

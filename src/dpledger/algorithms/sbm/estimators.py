@@ -55,8 +55,8 @@ def _degree_steps(n: int, epsilon: float) -> list:
     """Edge count + exact discrete Laplace noise (an integer of sensitivity 1), then d̂ = 2·count/n
     and d̂/2 for a half."""
     return [
-        release("edge_count", DiscreteLaplace(epsilon, sensitivity=1), lambda graph: float(graph.sum() // 2),
-                note="one edge changes the count by 1"),
+        release("edge_count", DiscreteLaplace(epsilon, sensitivity=1, coordinates=1),
+                lambda graph: float(graph.sum() // 2), note="one edge changes the count by 1"),
         postprocess("d_hat", lambda edge_count: max(2.0 * edge_count / n, 1.0 / n), uses="edge_count"),
         postprocess("d_half", lambda d_hat: d_hat / 2.0, uses="d_hat"),
     ]
