@@ -147,7 +147,8 @@ def test_declared_discrete_gaussian_steps_are_dominated_by_the_rule():
     assert schedule.dominated(events.DiscreteGaussianDpEvent(1024.0, 1000, 1), declared) is None
     assert schedule.dominated(events.DiscreteGaussianDpEvent(1024.0, 1026, 1), declared)
     assert schedule.dominated(events.DiscreteGaussianDpEvent(2048.0, 1025, 1), declared)  # not proven
-    assert schedule.dominated(events.DiscreteGaussianDpEvent(2.0, 1.0), events.DiscreteGaussianDpEvent(1.0, 0.5)) is None
+    vector, declared_vector = events.DiscreteGaussianDpEvent(2.0, 1.0), events.DiscreteGaussianDpEvent(1.0, 0.5)
+    assert schedule.dominated(vector, declared_vector) is None
     assert schedule.dominated(events.DiscreteGaussianDpEvent(1.0, 1.0), events.DiscreteGaussianDpEvent(2.0, 1.0))
 
 
@@ -165,8 +166,9 @@ def test_without_replacement_curve_bounds_a_two_record_example(sigma, shift):
     curve = rdp.curve(event, orders)
     support = np.arange(-3000, 3001)
     for a in sorted({0, 1, shift // 2, shift}):
-        first = np.logaddexp(_log_pmf("gaussian", sigma, a, support), _log_pmf("gaussian", sigma, 0, support)) - math.log(2)
-        second = np.logaddexp(_log_pmf("gaussian", sigma, a, support), _log_pmf("gaussian", sigma, shift, support)) - math.log(2)
+        common = _log_pmf("gaussian", sigma, a, support)
+        first = np.logaddexp(common, _log_pmf("gaussian", sigma, 0, support)) - math.log(2)
+        second = np.logaddexp(common, _log_pmf("gaussian", sigma, shift, support)) - math.log(2)
         for alpha, bound in zip(orders, curve):
             assert max(_exact_renyi(first, second, alpha), _exact_renyi(second, first, alpha)) <= bound
 
@@ -252,7 +254,8 @@ def test_the_poisson_sampler_never_keeps_a_row_more_often_than_its_rate():
     assert len(PoissonSample(1.0).subsample(np.zeros(1000), np.random.default_rng(0))) == 1000
     with pytest.raises(ValueError):
         events.DiscreteGaussianDpEvent(0.0, 1.0)
-    assert rdp.curve(dp_accounting.PoissonSampledDpEvent(1.0, events.EpsilonDeltaDpEvent(40.0, 0.0)), (2.0,))[0] == pytest.approx(40.0)  # no crash at q = 1
+    whole = dp_accounting.PoissonSampledDpEvent(1.0, events.EpsilonDeltaDpEvent(40.0, 0.0))
+    assert rdp.curve(whole, (2.0,))[0] == pytest.approx(40.0)  # no crash at q = 1
 
 
 def test_pure_steps_sampled_without_replacement_are_priced_by_their_amplified_epsilon():

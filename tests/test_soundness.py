@@ -271,7 +271,8 @@ def test_the_registered_audit_flags_textbook_laplace_on_the_edge_count(monkeypat
     from dpledger.audit import audit
     from dpledger.mechanisms import TextbookLaplace
 
-    monkeypatch.setattr(estimators, "DiscreteLaplace", lambda epsilon, sensitivity: TextbookLaplace(epsilon, sensitivity))
+    monkeypatch.setattr(estimators, "DiscreteLaplace",
+                        lambda epsilon, sensitivity, coordinates=None: TextbookLaplace(epsilon, sensitivity))
     report = audit("sbm.weak", confidence=1 - 1e-8, seed=101, samples=1_500, search_examples=3, search_samples=300,
                    audited_pairs=1)
     assert report.ok and report.violation, str(report)

@@ -44,7 +44,8 @@ class DiscreteGaussianDpEvent(dp_accounting.DpEvent):
 
     def __attrs_post_init__(self):
         if not (self.sigma > 0 and self.sensitivity > 0):
-            raise ValueError(f"a discrete Gaussian needs σ > 0 and a sensitivity > 0, got {self.sigma}, {self.sensitivity}")
+            raise ValueError(f"a discrete Gaussian needs σ > 0 and a sensitivity > 0, got {self.sigma}, "
+                             f"{self.sensitivity}")
         if self.scalar and self.sensitivity != int(self.sensitivity):
             raise ValueError(f"a scalar discrete Gaussian's shift bound is an integer, got {self.sensitivity}")
 

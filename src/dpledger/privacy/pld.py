@@ -144,7 +144,8 @@ def tail_mass(event) -> float:
 def epsilon(pld, delta: float, tail: float = 0.0) -> float:
     """ε at ``delta`` of the mechanism whose cut composition has the PLD ``pld``, ``tail`` = Στ
     (``tail_mass``): cutting moves the first distribution by at most Στ and the second by a factor
-    at least 1 − Στ, so δ(ε) <= δ_cut(ε + log(1 − Στ)) + Στ, and ε = ε_cut(δ − Στ) − log(1 − Στ).
+    at least 1 − Στ, so δ(ε) <= δ_cut(ε + log(1 − Στ)) + Στ, and ε = ε_cut(δ − Στ)
+    − log(1 − Στ).
     ∞ when Στ >= δ."""
     if not tail < delta:
         return math.inf
