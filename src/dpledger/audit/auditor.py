@@ -190,4 +190,6 @@ def audit(target, epsilon: float | None = None, delta: float | None = None, *, p
                                     _derive(entropy, SEARCH_STREAM))
         tracker.describe("auditing pairs")
         report = run(pairs, samples=samples, confidence=confidence, seed=entropy)
-    return attrs.evolve(report, target=resolved.label, search=search, seconds=time.perf_counter() - start)
+    claims = resolved.claims if (epsilon, delta) == tuple(resolved.claim) else {}  # a replaced claim replaces all
+    return attrs.evolve(report, target=resolved.label, search=search, claims=claims,
+                        seconds=time.perf_counter() - start)

@@ -40,6 +40,42 @@ def epsilon_lower_bound(p_lower, p_upper, delta: float = 0.0):
         return np.where(excess > 0, np.log(np.maximum(excess, 1e-300)) - np.log(p_upper), -np.inf)[()]
 
 
+#: Rényi orders at which a measured point is read as a zCDP lower bound (``rho_lower_bound``).
+RHO_ORDERS = np.concatenate([1.0 + np.geomspace(1e-3, 1e3, 241)])
+
+
+def mu_lower_bound(p_lower, p_upper):
+    """The μ a μ-GDP claim must at least have: Φ⁻¹(p̲) − Φ⁻¹(p̄), or 0.
+
+    A test rejecting M(D') when the output is in E has size α = P[M(D') ∈ E] <= p̄ and type II
+    error β = 1 − P[M(D) ∈ E] <= 1 − p̲; μ-GDP needs β >= G_μ(α) = Φ(Φ⁻¹(1 − α) − μ), which decreases
+    in α, so every μ < Φ⁻¹(p̲) − Φ⁻¹(p̄) is contradicted (Dong, Roth & Su 2022, Definition 2.6). Valid
+    for any mechanism whenever both bounds hold; lowered by 1e-12 relative for the float evaluation."""
+    p_lower, p_upper = np.asarray(p_lower, dtype=float), np.asarray(p_upper, dtype=float)
+    with np.errstate(all="ignore"):
+        gap = special.ndtri(p_lower) - special.ndtri(p_upper)
+    return np.where(np.isfinite(gap) & (gap > 0), gap * (1 - 1e-12), 0.0)[()]
+
+
+def rho_lower_bound(p_lower: float, p_upper: float) -> float:
+    """The ρ a ρ-zCDP claim must at least have: max over α of d_α(p̲ ‖ p̄)/α, or 0.
+
+    ρ-zCDP gives D_α(M(D) ‖ M(D')) <= αρ at every α > 1, and post-processing to the indicator of E
+    gives D_α >= d_α(Bern(p) ‖ Bern(p')), the divergence of the two probabilities; d_α increases in p
+    and decreases in p' while p > p', so p̲ > p̄ bounds it from below (Bun & Steinke 2016, Definition
+    1.1; the data-processing inequality). Valid for any mechanism whenever both bounds hold, at each
+    order of ``RHO_ORDERS``; lowered by 1e-12 relative for the float evaluation."""
+    if not p_lower > p_upper:
+        return 0.0
+    a = RHO_ORDERS
+    with np.errstate(all="ignore"):
+        terms = np.logaddexp(a * math.log(p_lower) + (1 - a) * math.log(p_upper),
+                             a * math.log1p(-p_lower) + (1 - a) * math.log1p(-p_upper) if p_lower < 1 else -np.inf)
+        ratios = terms / ((a - 1) * a)
+    best = float(np.max(np.where(np.isfinite(ratios), ratios, 0.0)))
+    return max(best, 0.0) * (1 - 1e-12)
+
+
 def wilson_bounds(count, n, z: float) -> tuple[np.ndarray, np.ndarray]:
     """Wilson score bounds: a closed-form stand-in for Clopper–Pearson, used only to rank events.
 

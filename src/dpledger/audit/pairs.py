@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import _validate
 from .bounds import (best_possible_bound, bonferroni_level, clopper_pearson_lower, clopper_pearson_upper,
-                     epsilon_lower_bound, minimum_test_samples)
+                     epsilon_lower_bound, minimum_test_samples, mu_lower_bound, rho_lower_bound)
 from .events import Candidate, choose_candidates
 from .histogram import histogram
 from .outputs import Outputs
@@ -119,7 +119,8 @@ def _evaluate(candidate: Candidate, test: tuple[Outputs, Outputs], delta: float,
         direction="D'→D" if candidate.reverse else "D→D'", counts=counts, sizes=sizes,
         p_lower=p_lower, p_upper=p_upper,
         epsilon_lower_bound=max(0.0, float(epsilon_lower_bound(p_lower, p_upper, delta))),
-        training_bound=candidate.training_bound, histogram=histogram(*values, event.op, event.threshold))
+        training_bound=candidate.training_bound, histogram=histogram(*values, event.op, event.threshold),
+        mu_lower_bound=float(mu_lower_bound(p_lower, p_upper)), rho_lower_bound=rho_lower_bound(p_lower, p_upper))
 
 
 def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: float, delta: float = 0.0,

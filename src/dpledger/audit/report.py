@@ -24,6 +24,8 @@ class EventTest:
     max(0, ln((p̲ − δ)/p̄)): a bound below 0 says nothing, since ε >= 0 always.
     ``training_bound`` is what the training half promised when the event was chosen.
     ``histogram`` summarises the statistic's test-half values on both sides (for the figure).
+    ``mu_lower_bound`` and ``rho_lower_bound`` read the same two bounds as a μ-GDP and a ρ-zCDP
+    claim would (``bounds``): they hold whenever the ε bound does, in the same Bonferroni family.
     """
 
     event: str
@@ -38,6 +40,8 @@ class EventTest:
     epsilon_lower_bound: float
     training_bound: float
     histogram: Histogram | None = None
+    mu_lower_bound: float = 0.0
+    rho_lower_bound: float = 0.0
 
     def __str__(self) -> str:
         first, second = SIDE_NAMES[self.direction]
@@ -182,6 +186,7 @@ class AuditReport:
     seed: int
     target: str = ""
     search: SearchSummary | None = None
+    claims: dict = attrs.field(factory=dict)
 
     @property
     def epsilon_lower_bound(self) -> float:
@@ -189,9 +194,33 @@ class AuditReport:
         return max((pair.epsilon_lower_bound for pair in self.pairs), default=0.0)
 
     @property
+    def mu_lower_bound(self) -> float | None:
+        """Largest certified μ over every test, when the target claims μ-GDP (``claims["mu"]``), else None."""
+        return self._route("mu")
+
+    @property
+    def rho_lower_bound(self) -> float | None:
+        """Largest certified ρ over every test, when the target claims ρ-zCDP (``claims["rho"]``), else None."""
+        return self._route("rho")
+
+    def _route(self, currency: str) -> float | None:
+        if currency not in self.claims:
+            return None
+        return max((getattr(test, f"{currency}_lower_bound") for pair in self.pairs for test in pair.tests), default=0.0)
+
+    @property
+    def violations(self) -> tuple[str, ...]:
+        """The routes whose certified bound exceeds the claim in their currency: "ε", "μ", "ρ"."""
+        found = ["ε"] if self.epsilon_lower_bound > self.claimed[0] else []
+        found += [symbol for currency, symbol in (("mu", "μ"), ("rho", "ρ"))
+                  if currency in self.claims and self._route(currency) > self.claims[currency]]
+        return tuple(found)
+
+    @property
     def violation(self) -> bool:
-        """True when the certified ε exceeds the claimed ε: the claim is false at ``confidence``."""
-        return self.epsilon_lower_bound > self.claimed[0]
+        """True when a certified bound (ε, or μ or ρ for a target that claims it) exceeds its claim: the
+        claim is false at ``confidence``. Every route reads the same tests, whose bounds hold jointly."""
+        return bool(self.violations)
 
     @property
     def best(self) -> tuple[int, EventTest] | None:
@@ -244,7 +273,9 @@ class AuditReport:
             pair["epsilon_lower_bound"] = report.epsilon_lower_bound
             pair["event"] = report.event
         # the 128-bit seed as a string: JSON readers that parse numbers as doubles would round it
-        data.update(epsilon_lower_bound=self.epsilon_lower_bound, violation=self.violation, ok=self.ok, seed=str(self.seed))
+        data.update(epsilon_lower_bound=self.epsilon_lower_bound, mu_lower_bound=self.mu_lower_bound,
+                    rho_lower_bound=self.rho_lower_bound, violations=list(self.violations), violation=self.violation,
+                    ok=self.ok, seed=str(self.seed))
         return data
 
     def __str__(self) -> str:
@@ -252,11 +283,19 @@ class AuditReport:
         subject = f" of {self.target}" if self.target else ""
         lines = [
             f"Privacy audit{subject} of a claimed (ε={epsilon:.4g}, δ={delta:.3g}) at confidence {self.confidence:.6g}: "
-            f"{verdict(self.epsilon_lower_bound, epsilon)}",
+            f"{verdict(self.epsilon_lower_bound, epsilon)}"
+            + ("" if "ε" in self.violations or not self.violations else
+               f"; VIOLATION in its own currency ({', '.join(self.violations)}: below)"),
             f"  {len(self.pairs)} pair(s), {self.samples} samples per side ({self.samples - self.test_samples} to choose "
             f"events, {self.test_samples} to test), {self.tests} test(s), each bound at level {self.level:.3g} "
             f"(Bonferroni), {self.seconds:.2f} s, seed {self.seed}",
         ]
+        for currency, symbol, name in (("mu", "μ", "μ-GDP"), ("rho", "ρ", "ρ-zCDP")):
+            if currency in self.claims:
+                bound, claim = self._route(currency), self.claims[currency]
+                lines.append(f"  in its own currency, {name} with {symbol} = {claim:.4g}: certified {symbol} >= "
+                             f"{rounded(bound, 'down', 3)} ({'VIOLATED' if bound > claim else 'consistent'}; "
+                             "the same tests, the same confidence)")
         if self.search is not None:
             lines.append(str(self.search))
         lines += [f"  {pair}" for pair in self.pairs]

@@ -9,15 +9,18 @@ mechanism's pairs are query answers at most its sensitivity apart, with known ha
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Iterator
 
 import attrs
+import dp_accounting
 import numpy as np
 import scipy.sparse as sp
 
 from ..graph import Graph, registry
 from ..mechanisms import (DiscreteLaplace, Exponential, Gaussian, HistogramLearner, Laplace, Mechanism, ReportNoisyMax,
                           TextbookGaussian, TextbookLaplace, TextbookTruncatedLaplace, TopKPeeling, TruncatedLaplace)
+from ..privacy import events as _events, gdp as _gdp, rdp as _rdp
 from ..relations import AddRemoveOne, EdgeAdjacency, ReplaceOne
 from .runners import RunEstimator, RunGraph, RunMechanism
 
@@ -74,7 +77,8 @@ class ValueNeighbours:
 
 @attrs.frozen
 class Target:
-    """Everything ``audit`` needs about what it audits; ``claim`` is (ε or None, δ);
+    """Everything ``audit`` needs about what it audits; ``claim`` is (ε or None, δ), ``claims`` its
+    claims in other currencies (``claims_of``);
     ``neighbours(data, rng, count)`` steps through inputs for the search (None: nothing to find,
     e.g. noise added to a scalar looks the same from every answer)."""
 
@@ -84,6 +88,7 @@ class Target:
     claim: tuple[float | None, float]
     defaults: tuple[tuple[object, object], ...] = ()
     neighbours: Callable | None = None
+    claims: dict = attrs.field(factory=dict)
 
     def runner(self, pairs) -> Callable:
         """The function to sample for these pairs (a histogram learner needs their bins)."""
@@ -105,11 +110,29 @@ def _around(relation: object, example, rng: np.random.Generator, domain=None) ->
             "neighbours": neighbours}
 
 
+def claims_of(event) -> dict:
+    """What a plan's event claims beyond (ε, δ): {"mu": μ} when it is made of continuous Gaussians
+    (μ-GDP, μ² = Σ 1/z², rounded up), {"rho": ρ} when it has zCDP or discrete Gaussian steps and a
+    zCDP bound (a claim rounded up is never a false alarm)."""
+    if event is None:
+        return {}
+    claims = {}
+    mu_squared = _gdp.mu_squared(event)
+    if mu_squared is not None and mu_squared > 0:
+        claims["mu"] = math.nextafter(math.sqrt(float(mu_squared)), math.inf)
+    gaussian = any(isinstance(leaf, (dp_accounting.ZCDpEvent, _events.DiscreteGaussianDpEvent))
+                   for leaf, _ in _events.leaves(event))
+    rho = _rdp.rho(event) if gaussian else None
+    if rho is not None and rho > 0:
+        claims["rho"] = rho
+    return claims
+
+
 def _graph(graph: Graph, fn: Callable, label: str, data, rng: np.random.Generator) -> Target:
-    guarantee = graph.plan().guarantee
+    plan = graph.plan()
     example = None if data is None else graph.validate(data)
-    return Target(label, fn, graph.relation, (guarantee.epsilon, guarantee.delta),
-                  **_around(graph.relation, example, rng, graph.domain))
+    return Target(label, fn, graph.relation, (plan.guarantee.epsilon, plan.guarantee.delta),
+                  **_around(graph.relation, example, rng, graph.domain), claims=claims_of(plan.event))
 
 
 def _estimator(name: str, data, rng: np.random.Generator) -> Target:
@@ -128,7 +151,8 @@ def _estimator(name: str, data, rng: np.random.Generator) -> Target:
 
 def _mechanism(mechanism: Mechanism) -> Target:
     guarantee = mechanism.guarantee()
-    base = {"label": repr(mechanism), "fn": RunMechanism(mechanism), "claim": (guarantee.epsilon, guarantee.delta)}
+    base = {"label": repr(mechanism), "fn": RunMechanism(mechanism), "claim": (guarantee.epsilon, guarantee.delta),
+            "claims": claims_of(mechanism.dp_event())}
     if isinstance(mechanism, HistogramLearner):
         width = mechanism.bin_width
         points = np.full((mechanism.n, 1), 0.5 * width)

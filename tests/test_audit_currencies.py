@@ -1,0 +1,54 @@
+"""Claims audited in their own currency: μ-GDP and ρ-zCDP lower bounds read from the same tests
+as the ε bound (audit/bounds.py), and reported whenever the target's plan claims them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import dpledger as dp
+from dpledger.audit import audit
+from dpledger.audit.bounds import mu_lower_bound, rho_lower_bound
+from dpledger.mechanisms import Gaussian, TextbookGaussian
+
+
+@pytest.mark.parametrize("mu", [0.1, 0.5, 1.0, 3.0])
+def test_mu_bound_is_exact_on_gaussian_threshold_tests_and_never_above(mu):
+    """For N(0, 1) against N(μ, 1), every threshold test's exact probabilities give back μ (the
+    Gaussian tradeoff curve is made of them), never more; a larger shift is caught."""
+    for threshold in np.linspace(-3, 3 + mu, 13):
+        p_alternative, p_null = stats.norm.sf(threshold - mu), stats.norm.sf(threshold)
+        bound = mu_lower_bound(p_alternative, p_null)
+        assert bound <= mu and bound == pytest.approx(mu, rel=1e-6)
+        assert mu_lower_bound(stats.norm.sf(threshold - 1.1 * mu), p_null) > mu
+
+
+@pytest.mark.parametrize("mu", [0.2, 1.0, 2.0])
+def test_rho_bound_never_exceeds_the_gaussian_rho(mu):
+    """N(μ, 1) against N(0, 1) is μ²/2-zCDP: no event's exact probabilities may certify more."""
+    rho = mu * mu / 2
+    bounds = [rho_lower_bound(stats.norm.sf(t - mu), stats.norm.sf(t)) for t in np.linspace(-4, 4 + mu, 41)]
+    assert max(bounds) <= rho and max(bounds) > 0.3 * rho
+    assert rho_lower_bound(0.3, 0.6) == 0.0 and rho_lower_bound(0.0, 0.0) == 0.0
+
+
+def test_a_gaussian_is_audited_in_mu_and_a_float_safe_one_in_rho():
+    textbook = audit(TextbookGaussian(1.0, 1e-5), samples=400_000, confidence=0.9, seed=1)
+    mu = textbook.claims["mu"]
+    assert mu == pytest.approx(1 / TextbookGaussian(1.0, 1e-5).sigma)
+    assert 0.85 * mu < textbook.mu_lower_bound <= mu and not textbook.violation and textbook.rho_lower_bound is None
+    assert "μ-GDP with μ = " in str(textbook) and textbook.to_dict()["mu_lower_bound"] == textbook.mu_lower_bound
+    lattice = audit(Gaussian.from_sigma(2.0), samples=200_000, confidence=0.9, seed=2)
+    assert "rho" in lattice.claims and "mu" not in lattice.claims
+    assert 0 < lattice.rho_lower_bound <= lattice.claims["rho"] and not lattice.violation
+
+
+def test_a_gaussian_with_half_its_noise_is_caught_in_mu():
+    """The query's sensitivity is 2, stated as 1: μ doubles. The report names the route."""
+    careless = dp.Graph(dp.release("sum", TextbookGaussian.from_sigma(4.0),
+                                   lambda x: 2.0 * float(np.clip(x, 0, 1).sum())), relation=dp.ReplaceOne(),
+                        domain=dp.Records(n=1))
+    report = audit(careless, samples=400_000, confidence=0.99, seed=3, pairs=[(np.zeros(1), np.ones(1))])
+    assert "μ" in report.violations and report.violation and report.mu_lower_bound > report.claims["mu"]
+    assert "VIOLATED" in str(report)
