@@ -52,3 +52,25 @@ def test_a_gaussian_with_half_its_noise_is_caught_in_mu():
     report = audit(careless, samples=400_000, confidence=0.99, seed=3, pairs=[(np.zeros(1), np.ones(1))])
     assert "μ" in report.violations and report.violation and report.mu_lower_bound > report.claims["mu"]
     assert "VIOLATED" in str(report)
+
+
+def test_assert_private_takes_statistics_as_audit_does():
+    from dpledger.audit import strategies
+    from dpledger.mechanisms import Laplace
+    from dpledger.testing import assert_private
+
+    pairs = strategies.replace_one_pairs(min_n=2, max_n=2, low=-1.0, high=1.0)
+    graph = dp.Graph(dp.release("sum", Laplace(1.0, sensitivity=2.0), lambda x: float(np.clip(x, -1, 1).sum())),
+                     relation=dp.ReplaceOne(), domain=dp.Records(n=2))
+
+    def doubled(outputs):
+        return 2.0 * np.asarray(outputs, dtype=float).reshape(len(outputs), -1)[:, 0]
+
+    def noticed(outputs):
+        raise RuntimeError("the caller's statistic ran")
+
+    assert_private(graph, pairs, statistics=[doubled], samples=10_000, max_examples=5)  # a correct graph passes
+    with pytest.raises(RuntimeError, match="the caller.s statistic ran"):  # and the statistics are searched
+        assert_private(graph, pairs, statistics=[noticed], samples=10_000, max_examples=5)
+    with pytest.raises(TypeError, match="statistics"):
+        assert_private(graph, pairs, statistics=[1.0])

@@ -80,7 +80,7 @@ def check_samples(samples: int, epsilon: float, delta: float, confidence: float,
             f"M(D) from M(D') perfectly would certify only ε >= {max(best, 0.0):.3g}. Use samples >= {minimum}.")
 
 
-def _checked_statistics(statistics: Sequence[Callable]) -> list[tuple[str, Callable]]:
+def checked_statistics(statistics: Sequence[Callable]) -> list[tuple[str, Callable]]:
     """(label, function) of each caller statistic; labels from ``__name__`` or the position."""
     if callable(statistics) or isinstance(statistics, (str, bytes)):
         raise TypeError("statistics must be a sequence of functions, e.g. statistics=[my_statistic]")
@@ -158,7 +158,7 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
         seed = _validate.integer("seed", seed, minimum=0)
     if executor is not None and not callable(getattr(executor, "submit", None)):
         raise TypeError(f"executor must be a concurrent.futures.Executor (with .submit), got {type(executor).__name__}")
-    extra = _checked_statistics(statistics)
+    extra = checked_statistics(statistics)
     pairs = checked_pairs(pairs, relation)
     planned = len(pairs) * events_per_pair
     check_samples(samples, epsilon, delta, confidence, planned)

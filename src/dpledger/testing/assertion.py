@@ -27,7 +27,7 @@ from hypothesis.strategies import SearchStrategy
 
 from .. import _validate
 from ..audit.auditor import SEARCH_CONFIDENCE, claim_of, executor_for, scored, search_sample_size
-from ..audit.pairs import EVENTS_PER_PAIR, audit_pairs, check_samples, checked_samples
+from ..audit.pairs import EVENTS_PER_PAIR, audit_pairs, check_samples, checked_samples, checked_statistics
 from ..audit.report import AuditReport, EventTest
 from ..audit.search import _key as pair_key
 from ..audit.targets import describe_pair, resolve
@@ -101,7 +101,7 @@ def _neighbouring(pair, relation):
 
 def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = None, delta: float | None = None,
                    relation=None, samples: int = 20_000, search_samples: int = 2_000, confidence: float = 0.999,
-                   seed: int = 0, max_examples: int = 40, executor=None) -> AuditReport:
+                   seed: int = 0, max_examples: int = 40, executor=None, statistics=()) -> AuditReport:
     """Test that ``target`` keeps its privacy claim on the neighbouring pairs ``pairs`` draws.
 
     ``target``: a mechanism, a ``Graph``, a registered estimator's name, or a function
@@ -113,6 +113,7 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
     is confirmed; raises ``PrivacyViolation`` otherwise. A false alarm on a target that keeps its
     claim has probability at most 1 − ``confidence``. ``seed`` reproduces everything.
     ``executor``: as for ``audit`` (a ``concurrent.futures.Executor`` or "processes").
+    ``statistics``: extra reductions searched for events, as for ``audit`` (fixed before sampling).
     """
     __tracebackhide__ = True  # pytest shows the violation's message, not this library's source
     if not isinstance(pairs, SearchStrategy):
@@ -120,6 +121,7 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
                         f"dpledger.audit.strategies.replace_one_pairs()), got {type(pairs).__name__}")
     seed = _validate.integer("seed", seed, minimum=0)
     max_examples = _validate.integer("max_examples", max_examples, minimum=1)
+    checked_statistics(statistics)
     samples = checked_samples(samples)
     confidence = _validate.probability("confidence", confidence, low_open=True)
     resolved = resolve(target, relation, None, np.random.default_rng(seed))
@@ -129,16 +131,16 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
 
     with executor_for(executor) as pool:
         return _search_and_decide(resolved, pairs, epsilon, delta, samples, search_samples, confidence, seed,
-                                  max_examples, pool)
+                                  max_examples, pool, tuple(statistics))
 
 
 def _search_and_decide(resolved, pairs, epsilon, delta, samples, search_samples, confidence, seed, max_examples,
-                       pool) -> AuditReport:
+                       pool, statistics) -> AuditReport:
     __tracebackhide__ = True
 
     def run(chosen, **options) -> AuditReport:
         return audit_pairs(resolved.runner(chosen), chosen, epsilon=epsilon, delta=delta, relation=resolved.relation,
-                           executor=pool, **options)
+                           executor=pool, statistics=statistics, **options)
 
     scores: dict[tuple, tuple[float | None, tuple]] = {}
     rechecked: dict[tuple, bool] = {}
