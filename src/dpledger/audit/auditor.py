@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import _validate
 from .bounds import bonferroni_level, epsilon_lower_bound, minimum_test_samples
-from .pairs import EVENTS_PER_PAIR, audit_pairs, check_samples, checked_pairs, checked_samples
+from .pairs import CURRENCIES, EVENTS_PER_PAIR, audit_pairs, check_samples, checked_pairs, checked_samples
 from .progress import tracking
 from .report import AuditReport, SearchSummary
 from .search import Scored, best_pairs, search_pairs
@@ -173,7 +173,9 @@ def audit(target, epsilon: float | None = None, delta: float | None = None, *, p
     else:
         pairs = checked_pairs(pairs, resolved.relation)
         audited = len(pairs)
-    check_samples(samples, epsilon, delta, confidence, audited * EVENTS_PER_PAIR)  # before any search
+    own = (epsilon, delta) == tuple(resolved.claim)  # a replaced claim replaces the other currencies too
+    currencies = tuple(c for c in CURRENCIES if own and c in resolved.claims)
+    check_samples(samples, epsilon, delta, confidence, audited * (EVENTS_PER_PAIR + len(currencies)))
     planned = (search_examples * search_samples if searching else 0) + audited * samples
 
     with executor_for(executor) as pool, tracking(progress, 2 * planned, "auditing") as tracker:
@@ -189,7 +191,6 @@ def audit(target, epsilon: float | None = None, delta: float | None = None, *, p
             pairs, search = _search(resolved, run, delta, search_examples, search_samples, audited_pairs,
                                     _derive(entropy, SEARCH_STREAM))
         tracker.describe("auditing pairs")
-        report = run(pairs, samples=samples, confidence=confidence, seed=entropy)
-    claims = resolved.claims if (epsilon, delta) == tuple(resolved.claim) else {}  # a replaced claim replaces all
-    return attrs.evolve(report, target=resolved.label, search=search, claims=claims,
+        report = run(pairs, samples=samples, confidence=confidence, seed=entropy, currencies=currencies)
+    return attrs.evolve(report, target=resolved.label, search=search, claims=resolved.claims if own else {},
                         seconds=time.perf_counter() - start)

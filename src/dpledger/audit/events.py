@@ -25,7 +25,7 @@ import attrs
 import numpy as np
 from scipy import stats
 
-from .bounds import clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound, wilson_bounds
+from .bounds import clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound, mu_lower_bound, wilson_bounds
 from .outputs import Outputs
 from .statistics import Statistic
 
@@ -66,6 +66,7 @@ class Candidate:
     event: Event
     reverse: bool
     training_bound: float
+    currency: str = "epsilon"
 
 
 def _counts(sorted_values: np.ndarray, thresholds: np.ndarray) -> dict[str, np.ndarray]:
@@ -76,21 +77,25 @@ def _counts(sorted_values: np.ndarray, thresholds: np.ndarray) -> dict[str, np.n
 
 
 def _best_threshold(first: np.ndarray, n_first: int, second: np.ndarray, n_second: int,
-                    delta: float, level: float) -> tuple[int, float]:
-    """Index of the threshold with the largest training bound for counts ``first`` over ``second``."""
+                    delta: float, level: float, currency: str = "epsilon") -> tuple[int, float]:
+    """Index of the threshold with the largest training bound for counts ``first`` over ``second``,
+    in ``currency``: "epsilon" (the (ε, δ) bound) or "mu" (the μ-GDP bound, ``bounds.mu_lower_bound``)."""
+    def bound(p_lower, p_upper):
+        return epsilon_lower_bound(p_lower, p_upper, delta) if currency == "epsilon" else mu_lower_bound(p_lower, p_upper)
+
     z = float(stats.norm.isf(level))
     lower, _ = wilson_bounds(first, n_first, z)
     _, upper = wilson_bounds(second, n_second, z)
-    approximate = epsilon_lower_bound(lower, upper, delta)
+    approximate = bound(lower, upper)
     top = np.argpartition(-approximate, RESCORED)[:RESCORED] if len(approximate) > RESCORED else np.arange(len(approximate))
-    exact = epsilon_lower_bound(clopper_pearson_lower(first[top], n_first, level),
-                                clopper_pearson_upper(second[top], n_second, level), delta)
+    exact = bound(clopper_pearson_lower(first[top], n_first, level), clopper_pearson_upper(second[top], n_second, level))
     best = int(np.argmax(exact))
     return int(top[best]), float(exact[best])
 
 
-def search_events(statistic: Statistic, first: Outputs, second: Outputs, delta: float, level: float) -> list[Candidate]:
-    """The best event of every (operator, direction) for ``statistic`` on training outputs.
+def search_events(statistic: Statistic, first: Outputs, second: Outputs, delta: float, level: float,
+                  currencies: tuple[str, ...] = ("epsilon",)) -> list[Candidate]:
+    """The best event of every (operator, direction, currency) for ``statistic`` on training outputs.
 
     ``level`` is the planned level of each one-sided test bound; events whose training bound is
     not positive are dropped (they would only spend Bonferroni budget).
@@ -107,18 +112,24 @@ def search_events(statistic: Statistic, first: Outputs, second: Outputs, delta: 
     selection_level = level / max(1.0, math.log(thresholds.size) ** 2)
     counts = [_counts(side, thresholds) for side in ordered]
     found = []
-    for op in ops:
-        for reverse in (False, True):
-            a, b = (1, 0) if reverse else (0, 1)
-            index, bound = _best_threshold(counts[a][op], sizes[a], counts[b][op], sizes[b], delta, selection_level)
-            if bound > 0:  # an event no more likely under one side than the other cannot certify anything
-                found.append(Candidate(Event(statistic, op, float(thresholds[index])), reverse, bound))
+    for currency in currencies:
+        for op in ops:
+            for reverse in (False, True):
+                a, b = (1, 0) if reverse else (0, 1)
+                index, bound = _best_threshold(counts[a][op], sizes[a], counts[b][op], sizes[b], delta,
+                                               selection_level, currency)
+                if bound > 0:  # an event no more likely under one side than the other cannot certify anything
+                    found.append(Candidate(Event(statistic, op, float(thresholds[index])), reverse, bound, currency))
     return found
 
 
 def choose_candidates(statistics: list[Statistic], first: Outputs, second: Outputs,
-                      delta: float, level: float, count: int) -> list[Candidate]:
-    """The ``count`` events with the largest training bounds over all statistics and directions."""
-    found = [c for statistic in statistics for c in search_events(statistic, first, second, delta, level)]
-    found.sort(key=lambda candidate: -candidate.training_bound)
-    return found[:count]
+                      delta: float, level: float, count: int, currencies: tuple[str, ...] = ()) -> list[Candidate]:
+    """The ``count`` events with the largest training ε bounds over all statistics and directions,
+    then, for each of ``currencies`` (e.g. "mu"), the one with the largest training bound in it."""
+    found = [c for statistic in statistics
+             for c in search_events(statistic, first, second, delta, level, ("epsilon",) + tuple(currencies))]
+    chosen = sorted((c for c in found if c.currency == "epsilon"), key=lambda c: -c.training_bound)[:count]
+    for currency in currencies:
+        chosen += sorted((c for c in found if c.currency == currency), key=lambda c: -c.training_bound)[:1]
+    return chosen

@@ -34,6 +34,8 @@ MAX_SAMPLES = 100_000_000
 #: tests per pair: the best training event and the runner-up (typically the mirror-image event in
 #: the other direction), a fallback against an event the training half over-rated
 EVENTS_PER_PAIR = 2
+#: Currencies whose own best event ``audit_pairs`` can add to each pair's tests.
+CURRENCIES = ("mu",)
 
 
 def checked_pairs(pairs: Iterable, relation: object | None) -> list[tuple[object, object]]:
@@ -127,7 +129,7 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
                 samples: int = 100_000, confidence: float = 0.95, seed: int | None = None,
                 executor: Executor | None = None, relation: object | None = None, *,
                 events_per_pair: int = EVENTS_PER_PAIR, statistics: Sequence[Callable] = (),
-                progress: object = False) -> AuditReport:
+                currencies: Sequence[str] = (), progress: object = False) -> AuditReport:
     """Audit the claim that ``fn`` is (``epsilon``, ``delta``)-DP on each neighbouring pair.
 
     ``fn(data, rng)`` returns one output (scalar, vector, label vector, or None / a string for a
@@ -142,6 +144,8 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
     ``f(outputs) -> one number per run`` with ``outputs`` of shape (runs, *output shape); they
     must be fixed before sampling (any fixed function gives valid tests; see ``floating_point``).
     ``progress``: a rich progress bar over the runs (``None``: only on an interactive terminal).
+    ``currencies``: also test, per pair, the event with the best training bound in each of these
+    ("mu": μ-GDP), one more test each in the same Bonferroni family.
 
     A mechanism that raises is recorded in the report's ``errors`` (that pair is not audited,
     ``ok`` is False); every other pair's tests stay valid.
@@ -160,7 +164,10 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
         raise TypeError(f"executor must be a concurrent.futures.Executor (with .submit), got {type(executor).__name__}")
     extra = checked_statistics(statistics)
     pairs = checked_pairs(pairs, relation)
-    planned = len(pairs) * events_per_pair
+    currencies = tuple(currencies)
+    if any(currency not in CURRENCIES for currency in currencies):
+        raise ValueError(f"currencies must be among {CURRENCIES}, got {currencies!r}")
+    planned = len(pairs) * (events_per_pair + len(currencies))
     check_samples(samples, epsilon, delta, confidence, planned)
 
     root = np.random.SeedSequence(seed)
@@ -170,7 +177,7 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
     planned_level = bonferroni_level(confidence, planned)
     chosen = [result if isinstance(result, str)
               else choose_candidates(_statistics(fn, pair, result, extra), *result.train, delta, planned_level,
-                                     events_per_pair)
+                                     events_per_pair, currencies)
               for pair, result in zip(pairs, sampled)]
     tests = sum(len(c) for c in chosen if not isinstance(c, str))
     level = bonferroni_level(confidence, max(tests, 1))
