@@ -9,6 +9,8 @@ Measures (confidence 0.95, pair (0, 1), sensitivity-1 scalar):
   two Bonferroni tests).
 - The classic Gaussian σ = sqrt(2 ln(1.25/δ))/ε at (1, 1e-5): certified ε and its fraction of the
   mechanism's true ε (exact analytic formula, checked against dp-accounting's PLD).
+- A ``TextbookGaussian`` at (1, 1e-5) audited by ``audit`` in its own currency (exactly μ-GDP, μ = 1/σ),
+  at the confidence 0.9 of the issue's comparison: certified μ as a fraction of μ, over 5 seeds.
 - Throughput in samples per second (both sides, end to end) for the batched (``size=``) path,
   the unbatched path in-process, and the unbatched path on a 2-process pool (10^6 samples per side
   each; the event search after sampling runs in the calling process).
@@ -99,6 +101,19 @@ def gaussian_tightness() -> dict:
             "fraction_of_claimed_epsilon": float(np.mean(bounds)) / epsilon}
 
 
+def mu_tightness() -> dict:
+    from dpledger.audit import audit
+    from dpledger.mechanisms import TextbookGaussian
+
+    mechanism = TextbookGaussian(1.0, 1e-5)
+    reports = [audit(mechanism, samples=SAMPLES, confidence=0.9, seed=seed) for seed in SEEDS[:5]]
+    mu = reports[0].claims["mu"]
+    fractions = [r.mu_lower_bound / mu for r in reports]
+    return {"mu": mu, "confidence": 0.9, "fractions": fractions, "mean": float(np.mean(fractions)),
+            "min": min(fractions), "epsilon_lower_bounds": [r.epsilon_lower_bound for r in reports],
+            "violations": sum(r.violation for r in reports)}
+
+
 def throughput() -> dict:
     def rate(fn, samples: int, executor=None) -> float:
         report = audit_pairs(fn, PAIR, 1.0, samples=samples, confidence=CONFIDENCE, seed=1, executor=executor)
@@ -129,6 +144,10 @@ def markdown(results: dict) -> str:
               f"true ε = {g['true_epsilon_exact']:.4f} (analytic; PLD {g['true_epsilon_pld']:.4f}); certified "
               f"ε >= {g['mean_lower_bound']:.4f} (mean of {len(g['lower_bounds'])} seeds) = "
               f"{g['fraction_of_true_epsilon']:.3f} of the true ε, {g['fraction_of_claimed_epsilon']:.3f} of the claimed ε.",
+              "", f"TextbookGaussian(1, 1e-5), μ-GDP with μ = {results['mu']['mu']:.4f}, audited by `audit` at confidence "
+              f"{results['mu']['confidence']}: certified μ = {results['mu']['mean']:.3f} of μ on average "
+              f"(min {results['mu']['min']:.3f}) over {len(results['mu']['fractions'])} seeds; "
+              f"{results['mu']['violations']} false alarm(s).",
               "", "Throughput (samples of both sides per second, whole audit including event search):", ""]
     lines += [f"- {name.replace('_', ' ')}: {value:,.0f} samples/s" for name, value in results["throughput"].items()]
     lines += ["", f"Machine: {results['machine']}", "", "Example report (Laplace ε = 1, seed 0):", "", "```",
@@ -138,7 +157,7 @@ def markdown(results: dict) -> str:
 
 def main() -> None:
     results = {"laplace": [laplace_tightness(epsilon) for epsilon in TARGETS], "gaussian": gaussian_tightness(),
-               "throughput": throughput(), "machine": f"{platform.machine()}, {platform.python_version()}"}
+               "mu": mu_tightness(), "throughput": throughput(), "machine": f"{platform.machine()}, {platform.python_version()}"}
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "audit_tightness.json").write_text(json.dumps(results, indent=2))
     (RESULTS / "audit_tightness.md").write_text(markdown(results))
