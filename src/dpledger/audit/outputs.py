@@ -64,13 +64,15 @@ class Outputs:
         return len(self.reasons)
 
     def widened(self, fields: tuple[tuple[str, int], ...]) -> np.ndarray:
-        """``values`` laid out in ``fields`` (a superset of this batch's), NaN where absent."""
+        """``values`` laid out in ``fields``: NaN where absent, each field cut to its width there,
+        fields not in ``fields`` left out."""
         out = np.full((len(self), sum(width for _, width in fields)), np.nan)
         start = 0
         for name, width in fields:
             if any(name == own for own, _ in self.fields):
                 columns = self.columns(name)
-                out[:, start:start + columns.stop - columns.start] = self.values[:, columns]
+                kept = min(width, columns.stop - columns.start)
+                out[:, start:start + kept] = self.values[:, columns.start:columns.start + kept]
             start += width
         return out
 

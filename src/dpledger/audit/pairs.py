@@ -1,9 +1,11 @@
 """``audit_pairs``: test a claimed (ε, δ) on given neighbouring pairs by sampling.
 
 Procedure, per pair (D, D'): draw ``samples`` outputs of M(D) and of M(D'), each split into a
-training and a test half from independent streams. On the training half, reduce outputs to scalar
-statistics and pick the ``events_per_pair`` events (with their direction) whose training counts
-give the largest ε lower bound. On the test half, each chosen (pair, direction, event) is one of
+training half (at most ``MAX_TRAINING``, kept in memory) and a test half (the rest, streamed), from
+independent streams. On the training half, reduce outputs to scalar statistics (a learned score
+among them: ``learned``) and pick the ``events_per_pair`` events (with their direction) whose
+training counts give the largest ε lower bound. The events are then frozen, and only then are the
+test streams drawn and counted (``sampling.count_test``). On the test half, each chosen (pair, direction, event) is one of
 m tests: Clopper–Pearson bounds p̲ on P[M(first) ∈ E] and p̄ on P[M(second) ∈ E], each one-sided
 at level α/(2m) with α = 1 − confidence, and ε_LB = ln((p̲ − δ)/p̄). By Bonferroni all 2m bounds
 hold together with probability >= confidence, so if the mechanism is (ε, δ)-DP for these pairs the
@@ -22,15 +24,18 @@ from .. import _validate
 from .bounds import (best_possible_bound, bonferroni_level, clopper_pearson_lower, clopper_pearson_upper,
                      epsilon_lower_bound, minimum_test_samples, mu_lower_bound, rho_lower_bound)
 from .events import Candidate, choose_candidates
-from .histogram import histogram
+from .counting import Counter, Tally
+from .histogram import Histogram
 from .outputs import Outputs
 from .progress import tracking
 from .report import AuditReport, EventTest, PairReport
-from .sampling import PairSamples, sample_pairs
+from .sampling import count_test, draw_training
 from .statistics import Custom, Statistic, fit_statistics
 
-#: outputs per side of a pair are kept in memory: 10^8 scalars take 0.8 GB
-MAX_SAMPLES = 100_000_000
+#: a sanity bound on the outputs per side of a pair (the test half is streamed: memory does not grow with it)
+MAX_SAMPLES = 10**11
+#: the training half is kept in memory, up to this many outputs per side; the rest of the samples test
+MAX_TRAINING = 1_000_000
 #: tests per pair: the best training event and the runner-up (typically the mirror-image event in
 #: the other direction), a fallback against an event the training half over-rated
 EVENTS_PER_PAIR = 2
@@ -66,8 +71,14 @@ def checked_samples(samples: object) -> int:
     """``samples`` as an int in [2, MAX_SAMPLES], or an error naming it."""
     samples = _validate.integer("samples", samples, minimum=2)
     if samples > MAX_SAMPLES:
-        raise ValueError(f"samples must be <= {MAX_SAMPLES} (every output is kept in memory), got {samples}")
+        raise ValueError(f"samples must be <= {MAX_SAMPLES:.0e} per side, got {samples}")
     return samples
+
+
+def split(samples: int) -> tuple[int, int]:
+    """(training, test) outputs per side: half each, the training half capped at ``MAX_TRAINING``."""
+    training = min(samples // 2, MAX_TRAINING)
+    return training, samples - training
 
 
 def check_samples(samples: int, epsilon: float, delta: float, confidence: float, tests: int) -> None:
@@ -75,7 +86,7 @@ def check_samples(samples: int, epsilon: float, delta: float, confidence: float,
     level = bonferroni_level(confidence, tests)
     minimum = max(2 * minimum_test_samples(epsilon, delta, level) - 1, 2)
     if samples < minimum:
-        best = best_possible_bound(samples - samples // 2, level, delta)
+        best = best_possible_bound(split(samples)[1], level, delta)
         raise ValueError(
             f"samples={samples} is too few to audit epsilon={epsilon:g}, delta={delta:g} at confidence={confidence:g} "
             f"with up to {tests} test(s): half the samples test the chosen events, and even an event that separates "
@@ -95,11 +106,11 @@ def checked_statistics(statistics: Sequence[Callable]) -> list[tuple[str, Callab
     return checked
 
 
-def _statistics(fn: Callable, pair, result: PairSamples, extra: list[tuple[str, Callable]]) -> list[Statistic]:
+def _statistics(fn: Callable, pair, train: tuple[Outputs, Outputs], extra: list[tuple[str, Callable]]) -> list[Statistic]:
     """The fitted statistics of a pair, the runner's own for this pair (a graph's low-order-bit
     statistics), then the caller's (when some output was released). All are fixed before the
-    test half is counted."""
-    first, second = result.train
+    test half is drawn."""
+    first, second = train
     shape = first.shape if first.shape is not None else second.shape
     custom = [Custom(function, label, shape) for label, function in extra] if shape is not None else []
     own = fn.pair_statistics(pair) if callable(getattr(fn, "pair_statistics", None)) else []
@@ -107,22 +118,34 @@ def _statistics(fn: Callable, pair, result: PairSamples, extra: list[tuple[str, 
     return fit_statistics(first, second) + [s for s in own if s.field in present] + custom
 
 
-def _evaluate(candidate: Candidate, test: tuple[Outputs, Outputs], delta: float, level: float) -> EventTest:
-    """Count the event on the test half and turn the counts into an ε lower bound."""
+def _evaluate(candidate: Candidate, index: int, counter: Counter, tallies: tuple[Tally, Tally], delta: float,
+              level: float) -> EventTest:
+    """Turn the test-half counts of the pair's ``index``-th event into its lower bounds."""
     event = candidate.event
-    values = (event.statistic(test[0]), event.statistic(test[1]))
-    counts = (event.count(values[0]), event.count(values[1]))
-    sizes = (len(test[0]), len(test[1]))
+    counts = (int(tallies[0].counts[index]), int(tallies[1].counts[index]))
+    sizes = (tallies[0].runs, tallies[1].runs)
     first, second = (1, 0) if candidate.reverse else (0, 1)
     p_lower = float(clopper_pearson_lower(counts[first], sizes[first], level))
     p_upper = float(clopper_pearson_upper(counts[second], sizes[second], level))
+    histogram = Histogram(tuple(float(e) for e in counter.edges[index]),
+                          tuple(tuple(int(c) for c in tally.bins[index]) for tally in tallies),
+                          tuple(int(tally.undefined[index]) for tally in tallies))
     return EventTest(
         event=str(event), statistic=event.statistic.name, op=event.op, threshold=event.threshold,
         direction="D'→D" if candidate.reverse else "D→D'", counts=counts, sizes=sizes,
         p_lower=p_lower, p_upper=p_upper,
         epsilon_lower_bound=max(0.0, float(epsilon_lower_bound(p_lower, p_upper, delta))),
-        training_bound=candidate.training_bound, histogram=histogram(*values, event.op, event.threshold),
+        training_bound=candidate.training_bound, histogram=histogram,
         mu_lower_bound=float(mu_lower_bound(p_lower, p_upper)), rho_lower_bound=rho_lower_bound(p_lower, p_upper))
+
+
+def _pair_report(index: int, candidates: list[Candidate] | str, counter: Counter | None,
+                 tallies: tuple[Tally, Tally] | str | None, delta: float, level: float) -> PairReport:
+    if isinstance(candidates, str) or isinstance(tallies, str):
+        return PairReport(index, (), error=candidates if isinstance(candidates, str) else tallies)
+    if counter is None:
+        return PairReport(index, ())
+    return PairReport(index, tuple(_evaluate(c, e, counter, tallies, delta, level) for e, c in enumerate(candidates)))
 
 
 def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: float, delta: float = 0.0,
@@ -171,20 +194,22 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
     check_samples(samples, epsilon, delta, confidence, planned)
 
     root = np.random.SeedSequence(seed)
-    half_sizes = (samples // 2, samples - samples // 2)
+    half_sizes = split(samples)
     with tracking(progress, 2 * samples * len(pairs), "auditing") as tracker:
-        sampled = sample_pairs(fn, pairs, root.entropy, half_sizes, executor, tracker.advance)
-    planned_level = bonferroni_level(confidence, planned)
-    chosen = [result if isinstance(result, str)
-              else choose_candidates(_statistics(fn, pair, result, extra), *result.train, delta, planned_level,
-                                     events_per_pair, currencies)
-              for pair, result in zip(pairs, sampled)]
-    tests = sum(len(c) for c in chosen if not isinstance(c, str))
-    level = bonferroni_level(confidence, max(tests, 1))
-    reports = tuple(
-        PairReport(index, (), error=candidates) if isinstance(candidates, str)
-        else PairReport(index, tuple(_evaluate(c, result.test, delta, level) for c in candidates))
-        for index, (result, candidates) in enumerate(zip(sampled, chosen)))
+        trained = draw_training(fn, pairs, root.entropy, half_sizes[0], executor, tracker.advance)
+        planned_level = bonferroni_level(confidence, planned)
+        chosen = [result if isinstance(result, str)
+                  else choose_candidates(_statistics(fn, pair, result, extra), *result, delta, planned_level,
+                                         events_per_pair, currencies)
+                  for pair, result in zip(pairs, trained)]
+        tests = sum(len(c) for c in chosen if not isinstance(c, str))
+        level = bonferroni_level(confidence, max(tests, 1))
+        # the events are frozen here; the test streams are created only now
+        counters = [Counter.fixed([c.event for c in candidates], result) if not isinstance(candidates, str) and candidates
+                    else None for candidates, result in zip(chosen, trained)]
+        tallies = count_test(fn, pairs, root.entropy, half_sizes[1], counters, executor, tracker.advance)
+    reports = tuple(_pair_report(index, *found, delta, level)
+                    for index, found in enumerate(zip(chosen, counters, tallies)))
     return AuditReport(claimed=(epsilon, delta), confidence=confidence, pairs=reports, samples=samples,
                        test_samples=half_sizes[1], tests=tests, level=level,
                        seconds=time.perf_counter() - start, seed=int(root.entropy))

@@ -1,17 +1,22 @@
-"""Drawing the outputs of M(D) and M(D'): seeding, batching, and optional executors.
+"""Drawing the outputs of M(D) and M(D'): seeding, batching, streaming, and optional executors.
 
 Randomness: batch b of half h (0 training, 1 test) of side s (0 for D, 1 for D') of pair p uses
 ``np.random.default_rng(SeedSequence(entropy, spawn_key=(p, s, h, b)))``. Every batch has its own
 independent stream, addressed by position, so an audit is reproduced from its entropy alone and
 gives the same outputs whether batches run in-process, in threads, in processes or on a cluster.
-Training and test halves come from different streams, so the events chosen on the first are
-independent of the counts taken on the second.
+
+Two phases. ``draw_training`` draws the training half of every pair and keeps it in memory (it
+is capped: ``pairs.MAX_TRAINING``). Events are then chosen and frozen, and only after that does
+``count_test`` create the test streams: each test batch is drawn and at once reduced by the
+pair's ``counting.Counter`` to a ``Tally`` of a few integers, so memory is O(batch) however many
+test samples are drawn. The test draws are independent of everything the events were chosen on.
 
 Executors: any ``concurrent.futures.Executor`` (``ThreadPoolExecutor``, ``ProcessPoolExecutor``,
 ``distributed.Client.get_executor()``) receives one task per batch: the module-level
-``draw_batch`` with ``fn``, the input, a ``SeedSequence`` and the batch size. For process pools
-and clusters ``fn`` and the inputs must be picklable (a module-level function or a mechanism
-object, not a lambda or a closure, for the standard library's pickle).
+``draw_batch`` (training) or ``count_batch`` (test, with the frozen counter) with ``fn``, the
+input, a ``SeedSequence`` and the batch size. For process pools and clusters ``fn`` and the
+inputs must be picklable (a module-level function or a mechanism object, not a lambda or a
+closure, for the standard library's pickle); so must caller statistics.
 
 Progress: ``advance(size)`` is called as each batch finishes (from executor threads too).
 """
@@ -21,12 +26,14 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import operator
 from concurrent.futures import Executor
 from typing import Callable, Sequence
 
 import attrs
 import numpy as np
 
+from .counting import Counter, Tally
 from .outputs import Outputs, common_fields, common_shape
 
 BATCHES_PER_HALF = 16
@@ -68,72 +75,104 @@ class _Batch:
     size: int
 
 
-@attrs.frozen(eq=False)
-class PairSamples:
-    """Outputs of one pair: ``train`` and ``test`` are (M(D), M(D')) tuples."""
-
-    train: tuple[Outputs, Outputs]
-    test: tuple[Outputs, Outputs]
+def _plan(half: int, size: int) -> list[_Batch]:
+    return [_Batch(side, half, index, n) for side in (0, 1) for index, n in enumerate(batch_sizes(size))]
 
 
-def _plan(half_sizes: tuple[int, int]) -> list[_Batch]:
-    return [_Batch(side, half, index, size)
-            for side in (0, 1) for half in (0, 1) for index, size in enumerate(batch_sizes(half_sizes[half]))]
-
-
-def _assemble(plan: list[_Batch], results: Sequence[Callable[[], Outputs]]) -> PairSamples | str:
-    """Fetch each batch in order; the first failure becomes the pair's error message."""
-    parts: dict[tuple[int, int], list[Outputs]] = {(side, half): [] for side in (0, 1) for half in (0, 1)}
-    for batch, result in zip(plan, results):
-        try:
-            parts[batch.side, batch.half].append(result())
-        except Exception as exc:  # the mechanism's own failure: recorded, never swallowed
-            return f"{SIDES[batch.side]}, {HALVES[batch.half]} batch {batch.index}: {type(exc).__name__}: {exc}"
-    every = [part for value in parts.values() for part in value]
-    try:
-        fields = common_fields(every)  # observations of graph runs: one layout across sides and halves
-        shape = None if fields else common_shape(every)
-        joined = {key: Outputs.concatenate(value, shape, fields) for key, value in parts.items()}
-    except ValueError as exc:
-        return f"ValueError: {exc}"
-    return PairSamples(train=(joined[0, 0], joined[1, 0]), test=(joined[0, 1], joined[1, 1]))
-
-
-def _counted(advance: Callable[[int], None], fn: Callable, data: object, seed: np.random.SeedSequence, size: int,
-             batched: bool) -> Outputs:
-    """``draw_batch``, then report ``size`` finished runs."""
-    outputs = draw_batch(fn, data, seed, size, batched)
-    advance(size)
-    return outputs
+def count_batch(fn: Callable, data: object, seed: np.random.SeedSequence, size: int, batched: bool,
+                counter: Counter) -> Tally:
+    """``size`` fresh outputs of ``fn`` on ``data``, reduced by ``counter`` (only the tally travels back)."""
+    return counter(draw_batch(fn, data, seed, size, batched))
 
 
 def _ignore(runs: int) -> None:
     """The default progress callback."""
 
 
-def sample_pairs(fn: Callable, pairs: Sequence[tuple[object, object]], entropy: int,
-                 half_sizes: tuple[int, int], executor: Executor | None,
-                 advance: Callable[[int], None] = _ignore) -> list[PairSamples | str]:
-    """Training and test outputs of both sides of every pair, or an error message per failed pair."""
-    batched = accepts_size(fn)
-    plan = _plan(half_sizes)
+def _draw_all(pairs: dict[int, tuple], entropy: int, half: int, size: int, executor: Executor | None,
+              advance: Callable[[int], None], task: Callable[[int], Callable]) -> list[tuple[list[_Batch], list]]:
+    """Every batch of ``half`` for each pair ``{index: (D, D')}``, run by ``task(index)(data, seed,
+    size)`` in-process or on ``executor``: per pair, the batches and their results in plan order,
+    stopping at the first failure (an exception in the list); that pair's other batches are cancelled."""
+    plan = _plan(half, size)
 
     def seed(pair: int, batch: _Batch) -> np.random.SeedSequence:
         return np.random.SeedSequence(entropy, spawn_key=(pair, batch.side, batch.half, batch.index))
 
+    found = []
     if executor is None:
-        return [_assemble(plan, [functools.partial(_counted, advance, fn, pair[b.side], seed(i, b), b.size, batched)
-                                 for b in plan])
-                for i, pair in enumerate(pairs)]
-    futures = [[executor.submit(draw_batch, fn, pair[b.side], seed(i, b), b.size, batched) for b in plan]
-               for i, pair in enumerate(pairs)]
+        for i, pair in pairs.items():
+            results = []
+            for batch in plan:
+                try:
+                    results.append(task(i)(pair[batch.side], seed(i, batch), batch.size))
+                except Exception as exc:  # the mechanism's own failure: recorded, never swallowed
+                    results.append(exc)
+                    break
+                advance(batch.size)
+            found.append((plan, results))
+        return found
+    futures = [[executor.submit(task(i), pair[b.side], seed(i, b), b.size) for b in plan] for i, pair in pairs.items()]
     for pending in futures:
         for batch, future in zip(plan, pending):
             future.add_done_callback(lambda _, size=batch.size: advance(size))
-    results = []
     for pending in futures:
-        results.append(_assemble(plan, [future.result for future in pending]))
-        if isinstance(results[-1], str):
-            for future in pending:
-                future.cancel()
-    return results
+        results = []
+        for future in pending:
+            try:
+                results.append(future.result())
+            except Exception as exc:  # noqa: BLE001 - as above
+                results.append(exc)
+                for other in pending:
+                    other.cancel()
+                break
+        found.append((plan, results))
+    return found
+
+
+def _failure(plan: list[_Batch], results: list) -> str | None:
+    """The message of a pair's first failed batch: where and what."""
+    for batch, result in zip(plan, results):
+        if isinstance(result, Exception):
+            return (f"{SIDES[batch.side]}, {HALVES[batch.half]} batch {batch.index}: "
+                    f"{type(result).__name__}: {result}")
+    return None
+
+
+def draw_training(fn: Callable, pairs: Sequence[tuple[object, object]], entropy: int, size: int,
+                  executor: Executor | None, advance: Callable[[int], None] = _ignore
+                  ) -> list[tuple[Outputs, Outputs] | str]:
+    """``size`` training outputs of each side of every pair (M(D), M(D')), or the pair's error."""
+    task = functools.partial(draw_batch, fn, batched=accepts_size(fn))
+    found = []
+    for plan, results in _draw_all(dict(enumerate(pairs)), entropy, 0, size, executor, advance, lambda _: task):
+        error = _failure(plan, results)
+        if error is not None:
+            found.append(error)
+            continue
+        try:
+            fields = common_fields(results)  # observations of graph runs: one layout across both sides
+            shape = None if fields else common_shape(results)
+            found.append(tuple(Outputs.concatenate([r for b, r in zip(plan, results) if b.side == side], shape, fields)
+                               for side in (0, 1)))
+        except ValueError as exc:
+            found.append(f"ValueError: {exc}")
+    return found
+
+
+def count_test(fn: Callable, pairs: Sequence[tuple[object, object]], entropy: int, size: int,
+               counters: Sequence[Counter | None], executor: Executor | None,
+               advance: Callable[[int], None] = _ignore) -> list[tuple[Tally, Tally] | str | None]:
+    """``size`` fresh test outputs of each side of every pair with a counter, streamed and reduced to
+    one ``Tally`` per side (None for a pair without a counter), or the pair's error."""
+    batched = accepts_size(fn)
+    live = [i for i, counter in enumerate(counters) if counter is not None]
+    drawn = iter(_draw_all({i: pairs[i] for i in live}, entropy, 1, size, executor, advance,
+                           lambda i: functools.partial(count_batch, fn, batched=batched, counter=counters[i])))
+    found: list = [None] * len(pairs)
+    for i in live:
+        plan, results = next(drawn)
+        error = _failure(plan, results)
+        found[i] = error if error is not None else tuple(
+            functools.reduce(operator.add, [r for b, r in zip(plan, results) if b.side == side]) for side in (0, 1))
+    return found
