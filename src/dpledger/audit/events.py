@@ -129,7 +129,19 @@ def choose_candidates(statistics: list[Statistic], first: Outputs, second: Outpu
     then, for each of ``currencies`` (e.g. "mu"), the one with the largest training bound in it."""
     found = [c for statistic in statistics
              for c in search_events(statistic, first, second, delta, level, ("epsilon",) + tuple(currencies))]
-    chosen = sorted((c for c in found if c.currency == "epsilon"), key=lambda c: -c.training_bound)[:count]
+    chosen = _distinct(sorted((c for c in found if c.currency == "epsilon"), key=lambda c: -c.training_bound))[:count]
     for currency in currencies:
         chosen += sorted((c for c in found if c.currency == currency), key=lambda c: -c.training_bound)[:1]
     return chosen
+
+
+def _distinct(ranked: list[Candidate]) -> list[Candidate]:
+    """``ranked`` without the events that repeat a better one's statistic, direction and training
+    bound ({s >= 1} and {s == 1} on a 0/1 label are one event: testing it twice only spends budget)."""
+    seen, kept = set(), []
+    for candidate in ranked:
+        key = (candidate.event.statistic.name, candidate.reverse, candidate.training_bound)
+        if key not in seen:
+            seen.add(key)
+            kept.append(candidate)
+    return kept

@@ -26,6 +26,7 @@ from .bounds import (best_possible_bound, bonferroni_level, clopper_pearson_lowe
 from .events import Candidate, choose_candidates
 from .counting import Counter, Tally
 from .histogram import Histogram
+from .learned import fit_learned
 from .outputs import Outputs
 from .progress import tracking
 from .report import AuditReport, EventTest, PairReport
@@ -115,7 +116,9 @@ def _statistics(fn: Callable, pair, train: tuple[Outputs, Outputs], extra: list[
     custom = [Custom(function, label, shape) for label, function in extra] if shape is not None else []
     own = fn.pair_statistics(pair) if callable(getattr(fn, "pair_statistics", None)) else []
     present = {field for field, _ in first.fields}
-    return fit_statistics(first, second) + [s for s in own if s.field in present] + custom
+    plain_scalar = shape == () and not first.fields and not (first.halted.any() or second.halted.any())
+    learned = [] if plain_scalar else [s for s in (fit_learned(first, second),) if s is not None]
+    return fit_statistics(first, second) + learned + [s for s in own if s.field in present] + custom
 
 
 def _evaluate(candidate: Candidate, index: int, counter: Counter, tallies: tuple[Tally, Tally], delta: float,

@@ -232,7 +232,7 @@ def _vector_statistics(first: np.ndarray, second: np.ndarray, shape: tuple[int, 
     else:
         order = np.argsort(-_standardised_mean_difference(first, second), kind="stable")
     found: list[Statistic] = [Coordinate(int(i), shape) for i in np.sort(order[:MAX_COORDINATES])]
-    if len(first) and len(second) and not (np.isnan(first).any() or np.isnan(second).any()):
+    if len(first) and len(second) and np.isfinite(first).all() and np.isfinite(second).all():
         difference = first.mean(axis=0) - second.mean(axis=0)
         length = np.linalg.norm(difference)
         if length > 0:

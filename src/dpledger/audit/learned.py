@@ -1,0 +1,158 @@
+"""A learned distinguishing statistic: logistic regression over the whole output.
+
+Threshold events on one statistic at a time miss what only several coordinates show together
+(which of a sparse vector's answers are ⊤, and how many). ``fit_learned`` trains, on the training
+half only, a logistic regression telling M(D) from M(D') on features of every coordinate, every
+label and the halt reason; its log-odds ``LearnedScore`` is then one more statistic whose
+thresholds the event search ranks beside the others. Fitted weights, feature scaling and the
+threshold are frozen before any test draw, so an event on the score is a fixed event and the
+Clopper–Pearson/Bonferroni guarantee of ``audit_pairs`` holds unchanged (docs/design.md,
+"Learned events").
+
+Features of a column with values v (NaN where the run did not release it): indicators of
+absent, −∞ and +∞ (the encoding of ⊥/⊤ in mixed outputs, ``outputs``), the standardised finite
+value z and z², one indicator per value for a column with at most ``MAX_LEVELS`` distinct
+training values (labels, categories), else indicators of v above each of its training
+``QUANTILES`` (so that a sum of signs, the likelihood ratio of parallel Laplace noise, is a
+linear score); plus one indicator per halt reason. Features constant on
+the training half are dropped.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import attrs
+import numpy as np
+from scipy import optimize, special
+
+from .outputs import Outputs
+from .statistics import Statistic
+
+#: columns the learner sees: the most different between the sides by standardised training means
+MAX_COLUMNS = 32
+#: a column with at most this many distinct finite training values also gets one indicator per value
+MAX_LEVELS = 12
+#: quantiles of a continuous column's pooled training values that get an indicator of "above"
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+#: training rows per side the regression is fitted on: a tenth of them, at least MIN_FIT_ROWS (the
+#: thresholds are ranked on all of them)
+MIN_FIT_ROWS = 20_000
+#: ridge penalty on the standardised weights (keeps separable training data from diverging)
+PENALTY = 1e-3
+#: rows featurised at once when scoring (bounds the memory of a large training half)
+CHUNK = 65_536
+
+
+@attrs.frozen(eq=False)
+class Features:
+    """The fixed feature map: per kept column its centre, scale and levels (values of a discrete
+    column, quantiles of a continuous one, NaN-padded to one width) and the halt reasons."""
+
+    columns: np.ndarray
+    centre: np.ndarray
+    scale: np.ndarray
+    levels: np.ndarray
+    discrete: np.ndarray
+    reasons: tuple[str, ...]
+
+    def raw(self, outputs: Outputs) -> np.ndarray:
+        """The unstandardised features, shape (runs, all features)."""
+        values = outputs.values[:, self.columns] if outputs.values.shape[1] else np.zeros((len(outputs), 0))
+        finite = np.isfinite(values)
+        z = np.clip((np.where(finite, values, self.centre) - self.centre) / self.scale, -50, 50)
+        levels = self.levels
+        with np.errstate(invalid="ignore"):  # NaN (absent) compares False
+            equal = values[:, self.discrete, None] == levels[self.discrete][None]
+            above = values[:, ~self.discrete, None] > levels[~self.discrete, :len(QUANTILES)][None]
+        parts = [np.isnan(values), values == -np.inf, values == np.inf, z, z * z,
+                 equal.reshape(len(values), -1), above.reshape(len(values), -1)]
+        parts += [(outputs.reasons == reason)[:, None] for reason in self.reasons]
+        return np.concatenate([np.asarray(part, dtype=np.float32) for part in parts], axis=1)
+
+
+def _features(first: Outputs, second: Outputs) -> Features:
+    """The feature map, read from the training outputs of both sides."""
+    both = np.concatenate([first.values, second.values])
+    width = both.shape[1]
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-absent or infinite columns
+        finite = [np.where(np.isfinite(side.values), side.values, np.nan) for side in (first, second)]
+        spread = np.sqrt((np.nanvar(finite[0], axis=0) + np.nanvar(finite[1], axis=0)) / 2) + 1e-12
+        gap = np.abs(np.nanmean(finite[0], axis=0) - np.nanmean(finite[1], axis=0)) / spread
+        shares = [np.mean(~np.isfinite(side.values), axis=0) for side in (first, second)]
+    # rank by the gap in finite values and in how often a column is ⊥/⊤/absent
+    rank = np.nan_to_num(gap, nan=0.0) + 10 * np.abs(shares[0] - shares[1])
+    columns = np.sort(np.argsort(-rank, kind="stable")[:MAX_COLUMNS]) if width else np.zeros(0, dtype=int)
+    kept = both[:, columns]
+    values = np.where(np.isfinite(kept), kept, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        centre = np.nan_to_num(np.nanmean(values, axis=0))
+        scale = np.nan_to_num(np.nanstd(values, axis=0)) + 1e-12
+    levels = np.full((len(columns), max(MAX_LEVELS, len(QUANTILES))), np.nan)
+    discrete = np.zeros(len(columns), dtype=bool)
+    for index, column in enumerate(values.T):
+        defined = column[~np.isnan(column)]
+        distinct = np.unique(defined)
+        discrete[index] = distinct.size <= MAX_LEVELS
+        found = distinct if discrete[index] else np.unique(np.quantile(defined, QUANTILES)) if defined.size else []
+        levels[index, :len(found)] = found
+    reasons = tuple(sorted(set(first.reasons) | set(second.reasons))) if (first.halted.any() or second.halted.any()) else ()
+    return Features(columns, centre, scale, levels, discrete, reasons)
+
+
+def _logistic(weights: np.ndarray, X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+    """Mean logistic loss of ``X @ w + b`` for labels ``y`` plus the ridge penalty, and its gradient."""
+    margin = X @ weights[:-1] + weights[-1]
+    loss = np.mean(np.logaddexp(0.0, margin) - y * margin) + PENALTY * weights[:-1] @ weights[:-1]
+    residual = (special.expit(margin) - y) / len(y)
+    gradient = np.append(X.T @ residual + 2 * PENALTY * weights[:-1], residual.sum())
+    return float(loss), gradient
+
+
+@attrs.frozen(eq=False)
+class LearnedScore(Statistic):
+    """The log-odds that an output came from M(D), by logistic regression fitted on training draws:
+    ``intercept`` plus the ``coefficients`` times the kept features (standardisation folded in)."""
+
+    features: Features
+    keep: np.ndarray
+    coefficients: np.ndarray
+    intercept: float
+
+    @property
+    def name(self) -> str:
+        return f"learned score (logistic regression on {self.coefficients.size} features of the whole output)"
+
+    def __call__(self, outputs: Outputs) -> np.ndarray:
+        scores = np.full(len(outputs), self.intercept)
+        for start in range(0, len(outputs), CHUNK):
+            part = Outputs(outputs.values[start:start + CHUNK], outputs.reasons[start:start + CHUNK],
+                           outputs.shape, outputs.fields)
+            features = self.features.raw(part)[:, self.keep]
+            chunk = scores[start:start + CHUNK]
+            for column, coefficient in zip(features.T, self.coefficients):  # a fixed order: the same bits
+                chunk += column * coefficient                                # on any machine or BLAS
+        return scores
+
+
+def fit_learned(first: Outputs, second: Outputs) -> LearnedScore | None:
+    """The learned score of a pair, fitted on some of each side's training runs (``MIN_FIT_ROWS``);
+    None when the outputs give fewer than two features to learn from."""
+    if min(len(first), len(second)) < 2:
+        return None
+    fit = max(MIN_FIT_ROWS, len(first) // 10)
+    rows = [Outputs(side.values[:fit], side.reasons[:fit], side.shape, side.fields) for side in (first, second)]
+    features = _features(*rows)
+    raw = np.concatenate([features.raw(rows[0]), features.raw(rows[1])])
+    mean, spread = raw.mean(axis=0, dtype=float), raw.std(axis=0, dtype=float)
+    keep = spread > 1e-6
+    if keep.sum() < 2:
+        return None
+    X = ((raw[:, keep] - mean[keep]) / spread[keep]).astype(np.float32)
+    y = np.concatenate([np.ones(len(rows[0])), np.zeros(len(rows[1]))])
+    fitted = optimize.minimize(_logistic, np.zeros(X.shape[1] + 1), args=(X, y), jac=True, method="L-BFGS-B",
+                               options={"maxiter": 100})
+    coefficients = fitted.x[:-1] / spread[keep]
+    return LearnedScore(features, keep, coefficients, float(fitted.x[-1] - coefficients @ mean[keep]))
