@@ -113,16 +113,48 @@ def test_the_same_search_runs_the_same_in_two_programs(tmp_path):
     assert first == second and len(first["seen"]) >= 15
 
 
-def test_the_plugin_audits_every_registered_estimator(pytester):
+def test_the_plugin_audits_every_registered_estimator_when_asked(pytester):
     pytester.makepyfile("def test_nothing():\n    pass\n")
-    result = pytester.runpytest_subprocess("--collect-only", "-q", "--dpledger-audit")
+    result = pytester.runpytest_subprocess("--collect-only", "-q", "--dpledger-audit=all")
     collected = result.stdout.str()
     for name in dp.estimators():
         assert f"dpledger-audit[{name}]" in collected
-    result = pytester.runpytest_subprocess("-q", "-k", "mean.clipped", "--dpledger-audit",
-                                           "--dpledger-audit-samples", "2000")
-    result.assert_outcomes(passed=1)
+    result = pytester.runpytest_subprocess("-q", "--dpledger-audit=mean.clipped", "--dpledger-audit-samples", "2000")
+    result.assert_outcomes(passed=2)
+    result = pytester.runpytest_subprocess("-q", "--dpledger-audit=no.such")
+    assert "no registered estimator no.such" in result.stderr.str() and result.ret != 0
     assert "privacy" in pytester.runpytest_subprocess("--markers").stdout.str()
+
+
+PLUGIN_HISTOGRAM = """
+import numpy as np
+import dpledger as dp
+from dpledger.mechanisms import DiscreteLaplace
+
+
+def example(rng):
+    return {"epsilon": 1.0}, rng.uniform(0, 4, 20)
+
+
+@dp.register("myproject.histogram", example=example)
+def histogram(epsilon: float) -> dp.Graph:
+    \"\"\"Counts of 20 values in 4 bins; NOISE.\"\"\"
+    counts = lambda values: np.histogram(values, bins=4, range=(0, 4))[0]
+    return dp.Graph(dp.release("counts", DiscreteLaplace(epsilon, sensitivity=SENSITIVITY), counts),
+                    relation=dp.ReplaceOne(), domain=dp.Records(n=20, low=0, high=4))
+"""
+
+
+@pytest.mark.parametrize("sensitivity, caught", [(1, True), (2, False)])
+def test_the_plugin_audits_the_projects_own_estimators_and_catches_half_the_noise(pytester, sensitivity, caught):
+    # Replacing one value moves one count down and another up: ℓ1-sensitivity 2. Stating 1 halves
+    # the noise (true ε = 2 against a claim of 1). By default only the project's own estimators run.
+    noise = "the noise of sensitivity 1 is half what it needs" if caught else "correct"
+    pytester.makeconftest(PLUGIN_HISTOGRAM.replace("NOISE", noise).replace("SENSITIVITY", str(sensitivity)))
+    result = pytester.runpytest_subprocess("-q", "--dpledger-audit")
+    result.assert_outcomes(failed=1) if caught else result.assert_outcomes(passed=1)
+    if caught:
+        assert "PrivacyViolation" in result.stdout.str() and "myproject.histogram" in result.stdout.str()
 
 
 def test_privacy_tests_over_their_time_budget_are_listed_not_failed(pytester):

@@ -35,11 +35,13 @@ MAX_COLUMNS = 32
 MAX_LEVELS = 12
 #: quantiles of a continuous column's pooled training values that get an indicator of "above"
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
-#: training rows per side the regression is fitted on: a tenth of them, at least MIN_FIT_ROWS (the
+#: training rows per side the regression is fitted on: a tenth of them, within these bounds (the
 #: thresholds are ranked on all of them)
-MIN_FIT_ROWS = 20_000
+MIN_FIT_ROWS, MAX_FIT_ROWS = 20_000, 50_000
 #: ridge penalty on the standardised weights (keeps separable training data from diverging)
 PENALTY = 1e-3
+#: fewest training runs per side the learner is fitted on
+MIN_TRAINING = 2_000
 #: rows featurised at once when scoring (bounds the memory of a large training half)
 CHUNK = 65_536
 
@@ -139,10 +141,12 @@ class LearnedScore(Statistic):
 
 def fit_learned(first: Outputs, second: Outputs) -> LearnedScore | None:
     """The learned score of a pair, fitted on some of each side's training runs (``MIN_FIT_ROWS``);
-    None when the outputs give fewer than two features to learn from."""
-    if min(len(first), len(second)) < 2:
+    None when the outputs give fewer than two features to learn from, or when there are fewer than
+    ``MIN_TRAINING`` runs per side (a score fitted on a few hundred runs over-fits them, and its
+    optimistic training bound would crowd out the honest one-statistic events)."""
+    if min(len(first), len(second)) < MIN_TRAINING:
         return None
-    fit = max(MIN_FIT_ROWS, len(first) // 10)
+    fit = min(max(MIN_FIT_ROWS, len(first) // 10), MAX_FIT_ROWS)
     rows = [Outputs(side.values[:fit], side.reasons[:fit], side.shape, side.fields) for side in (first, second)]
     features = _features(*rows)
     raw = np.concatenate([features.raw(rows[0]), features.raw(rows[1])])

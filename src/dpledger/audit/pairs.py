@@ -116,8 +116,9 @@ def _statistics(fn: Callable, pair, train: tuple[Outputs, Outputs], extra: list[
     custom = [Custom(function, label, shape) for label, function in extra] if shape is not None else []
     own = fn.pair_statistics(pair) if callable(getattr(fn, "pair_statistics", None)) else []
     present = {field for field, _ in first.fields}
-    plain_scalar = shape == () and not first.fields and not (first.halted.any() or second.halted.any())
-    learned = [] if plain_scalar else [s for s in (fit_learned(first, second),) if s is not None]
+    scalar = shape == () or (len(first.fields) == 1 and first.fields[0][1] == 1)
+    learned = [] if scalar and not (first.halted.any() or second.halted.any()) else [
+        s for s in (fit_learned(first, second),) if s is not None]
     return fit_statistics(first, second) + learned + [s for s in own if s.field in present] + custom
 
 

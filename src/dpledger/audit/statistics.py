@@ -6,8 +6,8 @@ training outputs of both sides of a pair and proposes:
 
 - scalar outputs: the output itself;
 - vectors: each coordinate (the ``MAX_COORDINATES`` with the largest standardised training-mean
-  difference when there are more), the projection on the difference of the training means, and
-  the ℓ2 norm;
+  difference when there are more), the projection on the difference of the training means, the
+  count of coordinates on M(D)'s side of their medians, and the ℓ2 norm;
 - integer (label) vectors, additionally: Hamming distance to the training mode of M(D) and the
   count of +1 entries;
 - whenever a training run halted: the halting indicator, and the halt reason when several occur.
@@ -104,6 +104,19 @@ class MeanDifferenceProjection(ValueStatistic):
 
     def _reduce(self, values: np.ndarray) -> np.ndarray:
         return values @ self.direction
+
+
+@attrs.frozen
+class SideCount(ValueStatistic):
+    """How many coordinates lie on M(D)'s side of their pooled training median (the side of its
+    training mean): the likelihood ratio of parallel Laplace noise far from the answers."""
+
+    median: np.ndarray = attrs.field(eq=False)
+    sign: np.ndarray = attrs.field(eq=False)
+    name = "coordinates on the side of M(D)"
+
+    def _reduce(self, values: np.ndarray) -> np.ndarray:
+        return np.count_nonzero((values - self.median) * self.sign > 0, axis=1)
 
 
 @attrs.frozen
@@ -237,6 +250,7 @@ def _vector_statistics(first: np.ndarray, second: np.ndarray, shape: tuple[int, 
         length = np.linalg.norm(difference)
         if length > 0:
             found.append(MeanDifferenceProjection(difference / length))
+            found.append(SideCount(np.median(np.concatenate([first, second]), axis=0), np.sign(difference)))
     found.append(Norm())
     both = np.concatenate([first, second])
     if np.array_equal(both, np.round(both)):

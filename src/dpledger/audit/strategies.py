@@ -157,9 +157,10 @@ def _density(graph: np.ndarray) -> float:
     return float(graph.sum() / (n * (n - 1)))
 
 
-def pairs_like(relation: object, data) -> st.SearchStrategy:
+def pairs_like(relation: object, data, domain: object = None) -> st.SearchStrategy:
     """Neighbouring pairs of the relation shaped like ``data``: graphs with its n and density;
-    datasets with its n, d and a value range that extends its own by its width on each side."""
+    datasets with its n, d and a value range that extends its own by its width on each side, cut
+    to the bounds of ``domain`` (a graph's ``Records`` domain: values it would refuse are no pair)."""
     if isinstance(relation, EdgeAdjacency):
         graph = relation.validate(data)
         return graph_pairs(graph.shape[0], graph.shape[0], _density(graph))
@@ -170,7 +171,7 @@ def pairs_like(relation: object, data) -> st.SearchStrategy:
     n, d = rows.shape
     lo, hi = (float(rows.min()), float(rows.max())) if n else (-1.0, 1.0)
     span = hi - lo if hi > lo else 1.0
-    low, high = lo - span, hi + span
+    low, high = max(lo - span, getattr(domain, "low", -np.inf)), min(hi + span, getattr(domain, "high", np.inf))
     shape = None if np.ndim(data) == 1 else d
     if isinstance(relation, ReplaceOne):
         return replace_one_pairs(max(n, 1), max(n, 1), shape, low, high)
