@@ -281,15 +281,23 @@ class _Batch:
                 self.fail(runs, error)
         return self._inner(node, made, path)
 
-    def _subsample(self, node: Subsample, groups, path: str) -> list:
-        made = []
+    def _each(self, groups, uses: tuple[str, ...], step) -> tuple[np.ndarray, list]:
+        """``step(data, inputs)`` for every run alone (its coins its own, its outputs its own): the
+        runs it completed and their values; a run it raises in ends with that error."""
+        kept, values = [], []
         for runs, data in groups:
-            for run in runs.tolist():
+            runs, inputs = self.inputs(uses, runs)
+            for run, own in zip(runs.tolist(), inputs):
                 try:
-                    made.append((np.array([run]), touching(path, node.sampler.subsample, data, self.rng)))
-                except Exception as error:  # noqa: BLE001
+                    values.append(step(data, own))
+                    kept.append(run)
+                except Exception as error:  # noqa: BLE001 - a Halt halts, anything else is an error
                     self.fail([run], error)
-        return self._inner(node, made, path)
+        return np.array(kept, dtype=np.int64), values
+
+    def _subsample(self, node: Subsample, groups, path: str) -> list:
+        runs, samples = self._each(groups, (), lambda data, _: touching(path, node.sampler.subsample, data, self.rng))
+        return self._inner(node, [(runs[i:i + 1], sample) for i, sample in enumerate(samples)], path)
 
     def _per_record(self, node: PerRecord, groups, path: str) -> list:
         made = []
@@ -302,30 +310,14 @@ class _Batch:
         return self._inner(node, made, path)
 
     def _privatise(self, node: Privatise, groups, path: str) -> list:
-        made = []
-        for runs, data in groups:
-            runs, inputs = self.inputs(node.uses, runs)
-            for run, own in zip(runs.tolist(), inputs):
-                try:
-                    rows = touching(path, node.query, data, self.rng, **own)
-                    made.append((np.array([run]), touching(path, node.mechanism.release, rows, self.rng)))
-                except Exception as error:  # noqa: BLE001
-                    self.fail([run], error)
-        return self._inner(node, made, path)
+        def noisy(data, inputs):
+            return touching(path, node.mechanism.release, touching(path, node.query, data, self.rng, **inputs), self.rng)
+        runs, rows = self._each(groups, node.uses, noisy)
+        return self._inner(node, [(runs[i:i + 1], noisy_rows) for i, noisy_rows in enumerate(rows)], path)
 
     def _private(self, node: Private, groups, path: str) -> list:
-        out = []
-        for runs, data in groups:
-            runs, inputs = self.inputs(node.uses, runs)
-            kept, values = [], []
-            for run, own in zip(runs.tolist(), inputs):
-                try:
-                    values.append(touching(path, node.fn, data, self.rng, **own))
-                    kept.append(run)
-                except Exception as error:  # noqa: BLE001
-                    self.fail([run], error)
-            if kept:
-                out.append((np.array(kept, dtype=np.int64), values))
+        runs, values = self._each(groups, node.uses, lambda data, inputs: touching(path, node.fn, data, self.rng, **inputs))
+        out = [(runs, values)] if len(runs) else []
         self.store(node.name, out)
         return out
 
@@ -339,15 +331,8 @@ class _Batch:
                     return [(runs, result)]
             except Exception:  # noqa: BLE001 - redone run by run below: each run its own outcome
                 pass
-        runs, inputs = self.inputs(node.uses, runs)
-        kept, values = [], []
-        for run, own in zip(runs.tolist(), inputs):
-            try:
-                values.append(node.apply(own))
-                kept.append(run)
-            except Exception as error:  # noqa: BLE001 - a Halt halts, anything else is an error
-                self.fail([run], error)
-        out = [(np.array(kept, dtype=np.int64), values)] if kept else []
+        runs, values = self._each([(runs, None)], node.uses, lambda _, inputs: node.apply(inputs))
+        out = [(runs, values)] if len(runs) else []
         self.store(node.name, out)
         return out
 
