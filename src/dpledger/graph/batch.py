@@ -101,9 +101,13 @@ class _Batch:
         self.alive[runs] = False
 
     def live(self, groups) -> list:
+        if self.alive.all():
+            return groups
         return [(runs[self.alive[runs]], data) for runs, data in groups if self.alive[runs].any()]
 
     def still(self, blocks) -> list:
+        if self.alive.all():
+            return blocks
         return [_subset(runs, values, self.alive[runs]) for runs, values in blocks if self.alive[runs].any()]
 
     def present(self, uses: tuple[str, ...], runs: np.ndarray) -> np.ndarray:
@@ -296,8 +300,17 @@ class _Batch:
         return np.array(kept, dtype=np.int64), values
 
     def _subsample(self, node: Subsample, groups, path: str) -> list:
-        runs, samples = self._each(groups, (), lambda data, _: touching(path, node.sampler.subsample, data, self.rng))
-        return self._inner(node, [(runs[i:i + 1], sample) for i, sample in enumerate(samples)], path)
+        made, each = [], getattr(node.sampler, "subsample_each", None)
+        for runs, data in groups:  # a sampler that draws many subsamples at once; else (or if it fails) one by one
+            try:
+                samples = touching(path, each, data, self.rng, len(runs)) if each else None
+            except Exception:  # noqa: BLE001
+                samples = None
+            if samples is None:
+                runs, samples = self._each([(runs, data)], (), lambda data, _: touching(
+                    path, node.sampler.subsample, data, self.rng))
+            made += [(runs[i:i + 1], sample) for i, sample in enumerate(samples)]
+        return self._inner(node, made, path)
 
     def _per_record(self, node: PerRecord, groups, path: str) -> list:
         made = []

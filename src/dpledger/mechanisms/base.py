@@ -65,10 +65,24 @@ class Mechanism(abc.ABC):
         rng = _random.generator(rng)
         if len(values) > MAX_BATCH:
             raise ValueError(f"at most {MAX_BATCH:,} answers per call (draw larger samples in batches), got {len(values):,}")
+        scalars = self._finite_scalars(values) if self._stacks else None
+        if scalars is not None:
+            return self._draw_stacked(scalars, rng)
         checked = [self._check_value(value) for value in values]
         if self._stacks and checked and len({value.shape for value in checked}) == 1:
             return self._draw_stacked(np.stack(checked), rng)
         return [self._draw(value, rng, None) for value in checked]
+
+    def _finite_scalars(self, values) -> np.ndarray | None:
+        """``values`` as one float array when each is a finite Python or numpy float (or an int)
+        and this class checks answers as ``finite_array`` does: row i is then exactly
+        ``_check_value(values[i])``. ``None`` otherwise (each answer is checked alone)."""
+        if type(self)._check_value is not Mechanism._check_value or not len(values):
+            return None
+        if not all(type(value) in (float, int, np.float64) for value in values):
+            return None
+        array = np.asarray(values, dtype=float)
+        return array if np.isfinite(array).all() else None
 
     #: True when ``_draw_stacked`` draws independent answers for stacked checked answers at once.
     _stacks = False
