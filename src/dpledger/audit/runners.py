@@ -135,7 +135,8 @@ def outputs_of(runs) -> Outputs:
         blocks, width = [], 0
         for where, values, positions in column.parts(rows):
             if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
-                encoded = values[positions].reshape(len(positions), -1).astype(float)
+                whole = len(positions) == len(values) and (positions == np.arange(len(values))).all()
+                encoded = (values if whole else values[positions]).reshape(len(positions), -1)
                 width = max(width, encoded.shape[1])
             else:
                 encoded = [encode(values[position]) for position in positions.tolist()]
@@ -148,13 +149,16 @@ def outputs_of(runs) -> Outputs:
     start = 0
     for _, _, _, width, blocks in found:
         for targets, encoded in blocks:
-            if isinstance(encoded, np.ndarray):
+            if isinstance(encoded, np.ndarray) and len(targets) == runs.size:  # every run, in order
+                values[:, start:start + encoded.shape[1]] = encoded
+            elif isinstance(encoded, np.ndarray):
                 values[targets, start:start + encoded.shape[1]] = encoded
             else:
                 for target, value in zip(targets.tolist(), encoded):
                     values[target, start:start + value.size] = value
         start += width
-    reasons = np.array(runs.endings, dtype=str).reshape(runs.size)
+    ended = any(runs.endings)
+    reasons = np.array(runs.endings, dtype=str) if ended else np.full(runs.size, "", dtype="<U1")
     return Outputs(values, reasons, (values.shape[1],) if fields else None, fields)
 
 
