@@ -16,15 +16,15 @@ observations, encoding stacked numeric releases a batch at a time; ``per_run=Tru
 run-by-run reference path.
 
 Pickling, for process pools: ``RunEstimator`` travels as the estimator's name and parameters and
-rebuilds the graph in the worker (once per process: ``_kept``), so every registered estimator works in any pool; ``RunGraph``
-pickles its graph, which the standard library cannot do when a node holds a lambda or a closure
+rebuilds the graph in the worker (once per runner and process: ``_kept``), so every registered
+estimator works in any pool; ``RunGraph`` pickles its graph, which the standard library cannot do when a node holds a lambda or a closure
 (dask pickles those with cloudpickle); ``RunMechanism`` pickles the mechanism (attrs values).
 """
 
 from __future__ import annotations
 
 import itertools
-import pickle
+import uuid
 from typing import Any, Sequence
 
 import attrs
@@ -78,9 +78,15 @@ def _joined(parts) -> np.ndarray:
     return np.concatenate([encode(part) for part in parts]) if len(parts) else np.zeros(0)
 
 
-#: Graphs (with their plans' releases) kept per process, so a worker builds and plans each once.
+#: Graphs (with their plans' releases) kept per process, so a worker builds and plans each once per
+#: runner: the key holds the runner's ``token``, made when the runner is, so a new audit builds anew
+#: (a factory may read module state that changed in between: a test's monkeypatch, a re-registration).
 _KEPT: dict = {}
 _KEEP = 32
+
+
+def _token() -> str:
+    return uuid.uuid4().hex
 
 
 def _kept(key, build):
@@ -93,18 +99,6 @@ def _kept(key, build):
     return _KEPT[key]
 
 
-def _estimator(name: str, params: dict):
-    try:
-        key = ("estimator", name, pickle.dumps(params))
-    except Exception:  # noqa: BLE001 - unpicklable parameters: built anew each time
-        graph = registry.estimator(name, **params)
-        return graph, graph.plan().releases
-    return _kept(key, lambda: registry.estimator(name, **params))
-
-
-def _graph(graph: Graph):
-    kept = _kept(("graph", id(graph)), lambda: graph)
-    return kept if kept[0] is graph else (graph, graph.plan().releases)
 
 
 def _graph_runs(graph: Graph, data, rng: np.random.Generator, size: int, releases=None, per_run: bool = False):
@@ -169,9 +163,10 @@ class RunEstimator:
     name: str
     params: dict = attrs.field(eq=False)
     per_run: bool = False
+    token: str = attrs.field(factory=_token, eq=False, repr=False)
 
     def __call__(self, data, rng: np.random.Generator, size: int) -> Outputs | list[Observation]:
-        graph, releases = _estimator(self.name, self.params)
+        graph, releases = _kept(self.token, lambda: registry.estimator(self.name, **self.params))
         return _graph_runs(graph, data, rng, size, releases, self.per_run)
 
     def pair_statistics(self, pair) -> list:
@@ -184,9 +179,10 @@ class RunGraph:
 
     graph: Graph
     per_run: bool = False
+    token: str = attrs.field(factory=_token, eq=False, repr=False)
 
     def __call__(self, data, rng: np.random.Generator, size: int) -> Outputs | list[Observation]:
-        graph, releases = _graph(self.graph)
+        graph, releases = _kept(self.token, lambda: self.graph)
         return _graph_runs(graph, data, rng, size, releases, self.per_run)
 
     def pair_statistics(self, pair) -> list:
