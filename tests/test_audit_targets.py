@@ -241,43 +241,6 @@ def test_cli_refuses_bad_options(argv, capsys):
     assert exit_info.value.code == 2
 
 
-def test_batched_graph_runs_show_what_observe_shows():
-    """Graphs of independent releases are sampled one batch per release: the same fields, halts
-    and errors as Graph.observe run by run, and the same distribution."""
-    import dpledger as dp
-    from dpledger.audit import runners
-    from dpledger.graph.nodes import Halt
-    from dpledger.mechanisms import Laplace as Lap, TruncatedLaplace as Trunc
-    from dpledger.relations import ReplaceOne
-
-    def stop_when_negative(sum):
-        if sum < 0:
-            raise Halt("negative")
-        return sum / 10
-
-    graph = dp.Graph(dp.sequence(
-        dp.halt_if("enough", Trunc(0.25, 1e-6), lambda x: float(len(x)), lambda v: v < 100),
-        dp.conditional("enough", dp.release("sum", Lap(0.5, sensitivity=1.0), lambda x: float(np.clip(x, 0, 1).sum()))),
-        dp.postprocess("mean", stop_when_negative, uses="sum"), name="mean"), relation=ReplaceOne())
-    rng = np.random.default_rng(0)
-    for data in (np.full(200, 0.01), np.full(20, 0.5)):  # runs to the end or halts at "negative"; halts at "enough"
-        batched = runners._batched_runs(graph, graph.validate(data), rng, 4000)
-        releases = graph.plan().releases
-        observed = [graph.observe(graph.validate(data), rng, releases) for _ in range(4000)]
-        assert {o.ending for o in batched} == {ending for _, ending in observed}
-        assert {tuple(n for n, _ in o.values) for o in batched} == {tuple(outputs) for outputs, _ in observed}
-        sums = [dict(o.values)["sum"][0] for o in batched if "sum" in dict(o.values)]
-        reference = [outputs["sum"] for outputs, _ in observed if "sum" in outputs]
-        if sums:
-            assert abs(np.mean(sums) - np.mean(reference)) < 0.15  # 4000 draws of scale 2: sd of the mean 0.045
-    broken = dp.Graph(dp.release("x", Lap(1.0), lambda x: float(x[0]) / 0.0 if x[0] else 1 / 0), relation=ReplaceOne())
-    batched = runners._batched_runs(broken, np.zeros(3), rng, 2)
-    assert batched[0].ending == broken.observe(np.zeros(3), rng)[1] and batched[0].ending.startswith("PrivacyError")
-    uses = dp.Graph(dp.sequence(dp.release("a", Lap(1.0), lambda x: 0.0),
-                                dp.release("b", Lap(1.0), lambda x, a: a, uses="a")), relation=ReplaceOne())
-    assert runners._batched_runs(uses, np.zeros(3), rng, 2) is None  # a release that reads another runs one by one
-
-
 def test_a_graphs_neighbours_are_drawn_inside_its_domain():
     """The relation draws replacement records beyond the data's range; the auditor moves them into
     the graph's declared domain, where its claim holds and its input check passes."""

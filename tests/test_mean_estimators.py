@@ -7,6 +7,7 @@ import dpledger as dp
 from dpledger.algorithms.mean import sparse_gaussian
 from dpledger.algorithms.mean.nodes import bin_indices, coordinate_histograms
 from dpledger.audit import audit_pairs
+from dpledger.audit.runners import RunGraph
 
 NAMES = ["mean.clipped", "mean.localised"]
 
@@ -97,7 +98,7 @@ def test_empirical_audit_finds_no_violation(name):
     data = np.linspace(-1, 1, 10)[:, None]
     far, flipped = data.copy(), data.copy()
     far[0], flipped[-1] = 100.0, -5.0
-    report = audit_pairs(lambda x, rng: graph.execute(x, rng)[0], [(data, far), (data, flipped)], 1.0,
+    report = audit_pairs(RunGraph(graph), [(data, far), (data, flipped)], 1.0,  # the whole release, in batches
                          samples=4_000, confidence=0.999999, seed=11)  # gross bugs; the registry audit too
     assert report.ok and not report.violation, str(report)
 
@@ -107,8 +108,7 @@ def test_the_audit_pairs_can_detect_an_understated_epsilon():
     data = np.linspace(-1, 1, 10)[:, None]
     far = data.copy()
     far[0] = 100.0
-    report = audit_pairs(lambda x, rng: graph.execute(x, rng)[0], [(data, far)], 0.25,
-                         samples=10_000, confidence=0.999999, seed=13)
+    report = audit_pairs(RunGraph(graph), [(data, far)], 0.25, samples=10_000, confidence=0.999999, seed=13)
     assert report.violation and report.epsilon_lower_bound > 0.25
 
 

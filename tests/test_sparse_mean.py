@@ -10,6 +10,7 @@ from dpledger.algorithms import sparse_mean
 from dpledger.algorithms.mean import sparse_gaussian
 from dpledger.algorithms.sparse_mean.scores import thresholds
 from dpledger.audit import audit_pairs
+from dpledger.audit.runners import RunGraph
 
 NAMES = ["sparse_mean.exponential", "sparse_mean.peeling"]
 
@@ -107,7 +108,7 @@ def test_empirical_audit_finds_no_violation(name):
     data = np.tile([[3.0, 0.0, 0.0]], (16, 1)) + np.linspace(-1, 1, 16)[:, None]
     moved, fake = data.copy(), data.copy()
     moved[0], fake[0] = [-3.0, 0.0, 0.0], [0.0, 50.0, 0.0]
-    report = audit_pairs(lambda x, rng: graph.execute(x, rng)[0], [(data, moved), (data, fake)], 1.0,
+    report = audit_pairs(RunGraph(graph), [(data, moved), (data, fake)], 1.0,  # the whole release, in batches
                          samples=4_000, confidence=0.999999, seed=12)  # gross bugs; the registry audit too
     assert report.ok and not report.violation, str(report)
 

@@ -143,6 +143,10 @@ class Outputs:
     @classmethod
     def from_batch(cls, result: object, size: int) -> "Outputs":
         """Normalise what ``fn(data, rng, size=size)`` returned: first axis is the run."""
+        if isinstance(result, Outputs):  # a graph runner lays out its observations itself
+            if len(result) != size:
+                raise ValueError(f"fn(data, rng, size={size}) must return {size} outputs, got {len(result)}")
+            return result
         if isinstance(result, np.ndarray) and result.dtype.kind in "biuf":
             if result.ndim == 0 or result.shape[0] != size:
                 raise ValueError(f"fn(data, rng, size={size}) must return {size} outputs along the first axis, got shape {result.shape}")

@@ -9,30 +9,32 @@ pair (``floating_point.low_bit_statistics``). A mechanism's runner returns its s
 ``Histogram`` becomes its frequencies over a fixed list of bins (0 for a bin not released),
 preceded by its offset when that is random.
 
+A batch of graph runs is drawn by ``Graph.observe_runs`` (``graph.batch``: distributed exactly as
+that many independent ``Graph.observe`` calls, whatever the graph's shape) and laid out by
+``outputs_of`` as the ``Outputs`` that ``Outputs.from_observations`` would make of the runs'
+observations, encoding stacked numeric releases a batch at a time; ``per_run=True`` forces the
+run-by-run reference path.
+
 Pickling, for process pools: ``RunEstimator`` travels as the estimator's name and parameters and
-rebuilds the graph in the worker, so every registered estimator works in any pool; ``RunGraph``
-pickles its graph, which the standard library cannot do when a node holds a lambda or a closure
+rebuilds the graph in the worker (once per runner and process: ``_kept``), so every registered
+estimator works in any pool; ``RunGraph`` pickles its graph, which the standard library cannot do when a node holds a lambda or a closure
 (dask pickles those with cloudpickle); ``RunMechanism`` pickles the mechanism (attrs values).
 """
 
 from __future__ import annotations
 
 import itertools
+import uuid
 from typing import Any, Sequence
 
 import attrs
 import numpy as np
 
-from ..errors import PrivacyError
 from ..graph import Graph, registry
-from ..graph.nodes import Conditional, HaltIf, Release, Sequence as SequenceNode
-from ..graph.runtime import Halt, touching
-from ..graph.wrappers import PostProcess
-from ..graph.records import PerRecord
 from ..mechanisms import Mechanism
 from ..mechanisms.histogram import Histogram, HistogramLearner, cells
 from .floating_point import low_bit_statistics
-from .outputs import Observation
+from .outputs import Observation, Outputs
 
 
 def histogram_vector(histogram: Histogram, bins: tuple[tuple[int, ...], ...], random_offset: bool) -> np.ndarray:
@@ -76,80 +78,82 @@ def _joined(parts) -> np.ndarray:
     return np.concatenate([encode(part) for part in parts]) if len(parts) else np.zeros(0)
 
 
-def _graph_runs(graph: Graph, data, rng: np.random.Generator, size: int) -> list[Observation]:
+#: Graphs (with their plans' releases) kept per process, so a worker builds and plans each once per
+#: runner: the key holds the runner's ``token``, made when the runner is, so a new audit builds anew
+#: (a factory may read module state that changed in between: a test's monkeypatch, a re-registration).
+_KEPT: dict = {}
+_KEEP = 32
+
+
+def _token() -> str:
+    return uuid.uuid4().hex
+
+
+def _kept(key, build):
+    """``build()``'s (graph, releases), built once per ``key`` in this process (the last ``_KEEP``)."""
+    if key not in _KEPT:
+        if len(_KEPT) >= _KEEP:
+            _KEPT.pop(next(iter(_KEPT)))
+        graph = build()
+        _KEPT[key] = (graph, graph.plan().releases)
+    return _KEPT[key]
+
+
+
+
+def _graph_runs(graph: Graph, data, rng: np.random.Generator, size: int, releases=None, per_run: bool = False):
+    """``size`` runs of ``graph`` on ``data``: sampled in one batch (``Graph.observe_runs``) as the
+    rows of an ``Outputs``, or with ``per_run`` one ``Graph.observe`` at a time, as ``Observation``s
+    (the reference the batch is tested against, and what benchmarks/audit_speed.py compares)."""
     data = graph.validate(data)
-    batched = _batched_runs(graph, data, rng, size)
-    if batched is not None:
-        return batched
-    releases = graph.plan().releases
-    runs = []
-    for _ in range(size):
-        outputs, ending = graph.observe(data, rng, releases)
-        runs.append(Observation(tuple((name, encode(value)) for name, value in outputs.items()), ending))
-    return runs
+    releases = graph.plan().releases if releases is None else releases
+    if per_run:
+        runs = []
+        for _ in range(size):
+            outputs, ending = graph.observe(data, rng, releases)
+            runs.append(Observation(tuple((name, encode(value)) for name, value in outputs.items()), ending))
+        return runs
+    return outputs_of(graph.observe_runs(data, rng, size, releases))
 
 
-def _flat_steps(node, path: str, maps: tuple = ()) -> list | None:
-    """(path, node, maps) of a graph made only of releases without ``uses``, halting tests,
-    conditional releases and post-processing, in sequences and per-record maps without ``uses``
-    (``maps``: the (path, fn) of the maps its data goes through); ``None`` for any other graph."""
-    if isinstance(node, SequenceNode):
-        steps = [_flat_steps(child, f"{path}/{child.name}", maps) for child in node.nodes]
-        return None if any(s is None for s in steps) else [step for part in steps for step in part]
-    if isinstance(node, Conditional):
-        return _flat_steps(node.node, path, maps)
-    if isinstance(node, PerRecord):
-        return None if node.uses else _flat_steps(node.node, f"{path}/{node.node.name}", (*maps, (path, node.fn)))
-    if isinstance(node, (Release, HaltIf)):
-        release = node if isinstance(node, Release) else node.release
-        return None if release.uses else [(path, node, maps)]
-    return [(path, node, maps)] if isinstance(node, PostProcess) else None
-
-
-def _batched_runs(graph: Graph, data, rng: np.random.Generator, size: int) -> list[Observation] | None:
-    """``size`` runs of a graph whose releases do not depend on one another, drawn as one batch per
-    release (``Mechanism.sample``) and then post-processed run by run: the same distribution of
-    observations as ``size`` calls of ``Graph.observe``, errors and halts included, at the cost of
-    a batched mechanism. ``None`` when the graph is not of that form."""
-    steps = _flat_steps(graph.root, graph.root.name)
-    if steps is None:
-        return None
-    draws: dict[str, Any] = {}
-    for path, node, maps in steps:
-        if isinstance(node, PostProcess):
+def outputs_of(runs) -> Outputs:
+    """The ``Outputs`` that ``Outputs.from_observations`` makes of these runs' ``Observation``s
+    (fields in order of first appearance, each as wide as its widest encoding, NaN where a run
+    released nothing), encoding stacked numeric releases a batch at a time."""
+    found = []
+    for index, name in enumerate(runs.releases):
+        column = runs.columns.get(name)
+        rows = np.flatnonzero(column.owner >= 0) if column is not None else np.zeros(0, dtype=np.int64)
+        if not len(rows):
             continue
-        release = node if isinstance(node, Release) else node.release
-        try:
-            records = data
-            for where, fn in maps:
-                records = touching(where, fn, records)
-            value = touching(path, release.query, records)
-            draws[release.name] = touching(path, release.mechanism.sample, value, rng, size)
-        except PrivacyError as error:  # a data-dependent error ends every run, as in Graph.observe
-            draws[release.name] = error
-    runs = []
-    for i in range(size):
-        outputs, ending = {}, ""
-        for _, node, _ in steps:
-            try:
-                if isinstance(node, PostProcess):
-                    outputs[node.name] = node.fn(**{u: outputs[u] for u in node.uses})
-                    continue
-                name = node.name
-                if isinstance(draws[name], Exception):
-                    raise draws[name]
-                outputs[name] = draws[name][i]
-                if isinstance(node, HaltIf) and bool(node.halt_when(outputs[name])):
-                    ending = name
-                    break
-            except Halt as halt:
-                ending = halt.test
-                break
-            except Exception as error:  # noqa: BLE001 - an error is an outcome, as in Graph.observe
-                ending = f"{type(error).__name__}: {error}"
-                break
-        runs.append(Observation(tuple((name, encode(value)) for name, value in outputs.items()), ending))
-    return runs
+        blocks, width = [], 0
+        for where, values, positions in column.parts(rows):
+            if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
+                whole = len(positions) == len(values) and (positions == np.arange(len(values))).all()
+                encoded = (values if whole else values[positions]).reshape(len(positions), -1)
+                width = max(width, encoded.shape[1])
+            else:
+                encoded = [encode(values[position]) for position in positions.tolist()]
+                width = max([width] + [value.size for value in encoded])
+            blocks.append((rows[where], encoded))
+        found.append((int(rows[0]), index, name, width, blocks))
+    found.sort(key=lambda item: item[:2])
+    fields = tuple((name, width) for _, _, name, width, _ in found)
+    values = np.full((runs.size, sum(width for _, width in fields)), np.nan)
+    start = 0
+    for _, _, _, width, blocks in found:
+        for targets, encoded in blocks:
+            if isinstance(encoded, np.ndarray) and len(targets) == runs.size:  # every run, in order
+                values[:, start:start + encoded.shape[1]] = encoded
+            elif isinstance(encoded, np.ndarray):
+                values[targets, start:start + encoded.shape[1]] = encoded
+            else:
+                for target, value in zip(targets.tolist(), encoded):
+                    values[target, start:start + value.size] = value
+        start += width
+    ended = any(runs.endings)
+    reasons = np.array(runs.endings, dtype=str) if ended else np.full(runs.size, "", dtype="<U1")
+    return Outputs(values, reasons, (values.shape[1],) if fields else None, fields)
 
 
 @attrs.frozen
@@ -158,9 +162,12 @@ class RunEstimator:
 
     name: str
     params: dict = attrs.field(eq=False)
+    per_run: bool = False
+    token: str = attrs.field(factory=_token, eq=False, repr=False)
 
-    def __call__(self, data, rng: np.random.Generator, size: int) -> list[Observation]:
-        return _graph_runs(registry.estimator(self.name, **self.params), data, rng, size)
+    def __call__(self, data, rng: np.random.Generator, size: int) -> Outputs | list[Observation]:
+        graph, releases = _kept(self.token, lambda: registry.estimator(self.name, **self.params))
+        return _graph_runs(graph, data, rng, size, releases, self.per_run)
 
     def pair_statistics(self, pair) -> list:
         return low_bit_statistics(registry.estimator(self.name, **self.params), pair)
@@ -171,9 +178,12 @@ class RunGraph:
     """Runs ``graph`` without charging (the auditor needs many runs on the same input)."""
 
     graph: Graph
+    per_run: bool = False
+    token: str = attrs.field(factory=_token, eq=False, repr=False)
 
-    def __call__(self, data, rng: np.random.Generator, size: int) -> list[Observation]:
-        return _graph_runs(self.graph, data, rng, size)
+    def __call__(self, data, rng: np.random.Generator, size: int) -> Outputs | list[Observation]:
+        graph, releases = _kept(self.token, lambda: self.graph)
+        return _graph_runs(graph, data, rng, size, releases, self.per_run)
 
     def pair_statistics(self, pair) -> list:
         return low_bit_statistics(self.graph, pair)

@@ -82,9 +82,12 @@ def subsample(sampler, node, name: str = "subsample") -> Subsample:
     return Subsample(name, sampler, node)
 
 
-def postprocess(name: str, fn: Callable, uses=()) -> PostProcess:
-    """``fn(**outputs named in uses)``: never sees data, costs nothing (Lemma A.2)."""
-    return PostProcess(name, fn, uses)
+def postprocess(name: str, fn: Callable, uses=(), *, vectorised: bool = False) -> PostProcess:
+    """``fn(**outputs named in uses)``: never sees data, costs nothing (Lemma A.2). ``vectorised=True``
+    declares that ``fn`` takes the outputs stacked along a new leading axis of runs and returns one
+    row per run, row i from row i alone (a run calls it on a stack of one); the auditor then calls
+    it once per batch of runs instead of once per run."""
+    return PostProcess(name, fn, uses, vectorised=vectorised)
 
 
 def private(name: str, fn: Callable, guarantee: Guarantee, source: str, uses=(), params=None) -> Private:

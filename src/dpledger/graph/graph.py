@@ -123,6 +123,13 @@ class Graph:
             return outputs, f"{type(error).__name__}: {error}"
         return outputs, "" if halted_by is None else halted_by
 
+    def observe_runs(self, data, rng: np.random.Generator, size: int, releases: tuple[str, ...] | None = None):
+        """``size`` runs on validated data at once, for the auditor (``graph.batch``): a ``Runs``
+        whose ``run(i)`` is distributed exactly as ``observe``, independently for each i."""
+        from .batch import observe_runs
+
+        return observe_runs(self.root, data, rng, size, self.plan().releases if releases is None else releases)
+
     def _run(self, data, rng, releases):
         names = self.plan().releases if releases is None else releases
         state = RunState(rng)

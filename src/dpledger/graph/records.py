@@ -42,9 +42,14 @@ class PerRecord:
         return attrs.evolve(inner, produces=inner.produces | {self.name}, establishes=frozenset())
 
     def execute(self, data, state: RunState, path: str):
-        mapped = state.map_records(path, self.fn, data, state.inputs(self.uses))
-        if np.shape(mapped)[:1] != np.shape(data)[:1]:
-            raise PrivacyError(f"per-record map {path!r} returned {np.shape(mapped)[:1]} rows for {len(data)} records: "
-                               "it must map each record to one row. This is a bug in the estimator (the charge stands)")
+        mapped = checked_rows(path, state.map_records(path, self.fn, data, state.inputs(self.uses)), data)
         state.outputs[self.name] = out = self.node.execute(mapped, state, child_path(path, self.node.name))
         return out
+
+
+def checked_rows(path: str, mapped, data):
+    """``mapped``, if it has one row per record of ``data``; else the ``PrivacyError`` of a bug."""
+    if np.shape(mapped)[:1] != np.shape(data)[:1]:
+        raise PrivacyError(f"per-record map {path!r} returned {np.shape(mapped)[:1]} rows for {len(data)} records: "
+                           "it must map each record to one row. This is a bug in the estimator (the charge stands)")
+    return mapped

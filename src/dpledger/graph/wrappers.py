@@ -117,11 +117,17 @@ class Subsample:
 
 @attrs.frozen
 class PostProcess:
-    """``fn(**uses)`` on released outputs only, never the data: free (Lemma A.2)."""
+    """``fn(**uses)`` on released outputs only, never the data: free (Lemma A.2).
+
+    ``vectorised``: ``fn`` takes every output stacked along a new leading axis of runs and returns
+    its result stacked the same way, row i depending on row i of the inputs only; one run calls it
+    on a stack of one and releases row 0, and the auditor calls it once for a whole batch of runs.
+    """
 
     name: str = attrs.field(converter=_name)
     fn: Callable
     uses: tuple[str, ...] = attrs.field(default=(), converter=_uses)
+    vectorised: bool = attrs.field(default=False, kw_only=True, validator=attrs.validators.instance_of(bool))
 
     def plan(self, ctx: PlanContext) -> NodePlan:
         _check_uses(self, ctx, self.fn)
@@ -131,9 +137,21 @@ class PostProcess:
                         event=dp_accounting.NoOpDpEvent(), releases=(self.name,))
 
     def execute(self, data, state: RunState, path: str):
-        with np.errstate(**ERROR_STATE):  # silent whatever the caller set; it may halt: released values only
-            state.outputs[self.name] = out = self.fn(**state.inputs(self.uses))
+        state.outputs[self.name] = out = self.apply(state.inputs(self.uses))
         return out
+
+    def apply(self, inputs: dict):
+        """``fn`` on one run's outputs (a vectorised ``fn`` on a stack of one, row 0 of its result),
+        silent whatever the caller set; it may halt: it sees released values only."""
+        if self.vectorised:
+            return self.apply_stacked({name: np.asarray(value)[None] for name, value in inputs.items()})[0]
+        with np.errstate(**ERROR_STATE):
+            return self.fn(**inputs)
+
+    def apply_stacked(self, stacked: dict):
+        """A vectorised ``fn`` on outputs stacked along a leading axis of runs."""
+        with np.errstate(**ERROR_STATE):
+            return self.fn(**stacked)
 
 
 @attrs.frozen

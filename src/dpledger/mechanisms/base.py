@@ -25,6 +25,9 @@ class Mechanism(abc.ABC):
       worst case of its (ε, δ) guarantee (``privacy.events.EpsilonDeltaDpEvent``);
     - ``release(value, rng=None)``: one noisy answer for the exact query answer ``value``;
     - ``sample(value, rng=None, size=1)``: ``size`` independent answers, batched (for audits);
+    - ``sample_each(values, rng=None)``: one independent answer for each of several answers, the
+      same as ``release`` on each in turn, batched where the mechanism can (for audits of graphs
+      whose answers differ from run to run);
     - ``params()``: the numbers the ledger records (scale, sensitivity, ...);
     - ``source``: the lemma or theorem that proves ``guarantee()``.
     """
@@ -53,6 +56,40 @@ class Mechanism(abc.ABC):
         if size > MAX_BATCH:
             raise ValueError(f"size must be <= {MAX_BATCH:,} per call (draw larger samples in batches), got {size:,}")
         return self._draw(self._check_value(value), _random.generator(rng), size)
+
+    def sample_each(self, values, rng: np.random.Generator | None = None):
+        """One independent answer for each answer in ``values``: distributed as
+        ``[release(v, rng) for v in values]`` (each answer checked as ``release`` checks it), as an
+        array with a leading axis over ``values`` when the answers share one shape and the
+        mechanism draws them in one batch (``_draw_stacked``), else a list."""
+        rng = _random.generator(rng)
+        if len(values) > MAX_BATCH:
+            raise ValueError(f"at most {MAX_BATCH:,} answers per call (draw larger samples in batches), got {len(values):,}")
+        scalars = self._finite_scalars(values) if self._stacks else None
+        if scalars is not None:
+            return self._draw_stacked(scalars, rng)
+        checked = [self._check_value(value) for value in values]
+        if self._stacks and checked and len({value.shape for value in checked}) == 1:
+            return self._draw_stacked(np.stack(checked), rng)
+        return [self._draw(value, rng, None) for value in checked]
+
+    def _finite_scalars(self, values) -> np.ndarray | None:
+        """``values`` as one float array when each is a finite Python or numpy float (or an int)
+        and this class checks answers as ``finite_array`` does: row i is then exactly
+        ``_check_value(values[i])``. ``None`` otherwise (each answer is checked alone)."""
+        if type(self)._check_value is not Mechanism._check_value or not len(values):
+            return None
+        if not all(type(value) in (float, int, np.float64) for value in values):
+            return None
+        array = np.asarray(values, dtype=float)
+        return array if np.isfinite(array).all() else None
+
+    #: True when ``_draw_stacked`` draws independent answers for stacked checked answers at once.
+    _stacks = False
+
+    def _draw_stacked(self, values: np.ndarray, rng: np.random.Generator):
+        """Row i: one draw for the checked answer ``values[i]`` (rows share one shape), all independent."""
+        raise NotImplementedError
 
     def _check_value(self, value):
         return _validate.finite_array("value", value, min_size=1)

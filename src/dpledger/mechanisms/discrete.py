@@ -83,6 +83,11 @@ class DiscreteLaplace(Mechanism):
     def _draw(self, value, rng, size):
         return value + self.noise(shaped(value.shape, size), rng)
 
+    _stacks = True
+
+    def _draw_stacked(self, values, rng):
+        return values + self.noise(values.shape, rng)
+
     def noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         """Exact int64 draws of the noise alone."""
         return exact.discrete_laplace(self.scale.numerator, self.scale.denominator, shape, rng)

@@ -134,7 +134,6 @@ class Gaussian(_LatticeRelease):
         return {"epsilon": self.epsilon, "delta": self.delta, "sensitivity": self.sensitivity, "sigma": self.sigma,
                 "bound": self.bound, **({} if self.coordinates is None else {"coordinates": self.coordinates})}
 
-    def _draw(self, value, rng, size):
-        lattice = self._lattice(value)  # σ/g <= 2^40 for every size up to max_coordinates
-        t, m = exact.gaussian_parameters(Fraction(self.sigma) / Fraction(lattice.spacing))
-        return lattice.values(lattice.round(value) + exact.discrete_gaussian(t, m, shaped(value.shape, size), rng))
+    def _noisy(self, lattice, value, shape, rng):
+        t, m = exact.gaussian_parameters(Fraction(self.sigma) / Fraction(lattice.spacing))  # σ/g <= 2^40
+        return lattice.values(lattice.round(value) + exact.discrete_gaussian(t, m, shape, rng))

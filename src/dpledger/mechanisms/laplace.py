@@ -100,6 +100,18 @@ class _LatticeRelease(Mechanism):
                              "charge, and raise epsilon or rescale the query")
         return Lattice.for_query(self.sensitivity, size, self.norm, self.bound)
 
+    _stacks = True
+
+    def _draw(self, value, rng, size):
+        return self._noisy(self._lattice(value), value, shaped(value.shape, size), rng)
+
+    def _draw_stacked(self, values, rng):
+        return self._noisy(self._lattice(values[0]), values, values.shape, rng)  # one lattice: one answer size
+
+    def _noisy(self, lattice: Lattice, value: np.ndarray, shape: tuple[int, ...], rng) -> np.ndarray:
+        """The rounded ``value`` plus exact noise of ``shape`` (broadcast), on ``lattice``."""
+        raise NotImplementedError
+
 
 @attrs.frozen
 class Laplace(_LatticeRelease):
@@ -143,10 +155,9 @@ class Laplace(_LatticeRelease):
         return {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "scale": self.scale, "bound": self.bound,
                 **({} if self.coordinates is None else {"coordinates": self.coordinates})}
 
-    def _draw(self, value, rng, size):
-        lattice = self._lattice(value)
+    def _noisy(self, lattice, value, shape, rng):
         scale = Fraction(self.scale) / Fraction(lattice.spacing)  # exact: g is a power of two
-        noise = exact.discrete_laplace(scale.numerator, scale.denominator, shaped(value.shape, size), rng)
+        noise = exact.discrete_laplace(scale.numerator, scale.denominator, shape, rng)
         return lattice.values(lattice.round(value) + noise)
 
 
@@ -226,6 +237,11 @@ class TruncatedLaplace(Mechanism):
         if np.ndim(value) != 0:
             raise ValueError(f"TruncatedLaplace releases a scalar, got shape {np.shape(value)}")
         return super()._check_value(value)
+
+    _stacks = True
+
+    def _draw_stacked(self, values, rng):
+        return self._draw(values, rng, len(values))  # scalars: answer i gets noise i
 
     def _draw(self, value, rng, size):
         value = self.lattice.round(value)

@@ -103,6 +103,17 @@ class PoissonSample:
         rows = np.asarray(data)
         return rows[_random.generator(rng).random(rows.shape[0]) < self.threshold]
 
+    def subsample_each(self, data, rng: np.random.Generator | None, count: int) -> list[np.ndarray]:
+        """``count`` independent subsamples of ``data``, each distributed as ``subsample`` (the
+        uniforms of many at once, at most 2^22 per draw)."""
+        rows, rng = np.asarray(data), _random.generator(rng)
+        n, out = rows.shape[0], []
+        step = max(1, 2**22 // max(n, 1))
+        while len(out) < count:
+            keep = rng.random((min(step, count - len(out)), n)) < self.threshold
+            out.extend(rows[mask] for mask in keep)
+        return out
+
 
 @attrs.frozen
 class SampleWithoutReplacement:

@@ -64,6 +64,11 @@ class TextbookLaplace(Mechanism):
     def _draw(self, value, rng, size):
         return value + rng.laplace(0.0, self.scale, size=shaped(value.shape, size))
 
+    _stacks = True
+
+    def _draw_stacked(self, values, rng):
+        return self._draw(values, rng, None)  # noise of the stacked shape: one independent draw per coordinate
+
 
 @attrs.frozen
 class TextbookTruncatedLaplace(Mechanism):
@@ -113,6 +118,11 @@ class TextbookTruncatedLaplace(Mechanism):
     def _draw(self, value, rng, size):
         return value + self.noise(rng, size)
 
+    _stacks = True
+
+    def _draw_stacked(self, values, rng):
+        return self._draw(values, rng, len(values))  # scalars: answer i gets noise i
+
 
 @attrs.frozen
 class TextbookGaussian(Mechanism):
@@ -159,3 +169,8 @@ class TextbookGaussian(Mechanism):
 
     def _draw(self, value, rng, size):
         return value + rng.normal(0.0, self.sigma, size=shaped(value.shape, size))
+
+    _stacks = True
+
+    def _draw_stacked(self, values, rng):
+        return self._draw(values, rng, None)  # noise of the stacked shape: one independent draw per coordinate

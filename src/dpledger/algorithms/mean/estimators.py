@@ -13,7 +13,7 @@ from ...domains import extremes_of
 from ...graph import Graph, postprocess, register, sequence
 from ...relations import ReplaceOne
 from .nodes import clipped_mean, localised_mean
-from .parameters import check_public, check_share, domain, project_to_ball, sparse_gaussian
+from .parameters import check_public, check_share, domain, project_rows, sparse_gaussian
 
 
 def _example(n: int, d: int, R: float):
@@ -36,9 +36,11 @@ def utility_sampler(n: int, d: int, R: float, k: int | None = None):
 
 
 def mean_graph(name: str, body, output: str, n: int, d: int, R: float, description: str) -> Graph:
-    """Wrap ``body`` (releasing ``output``) with the projection onto the R-ball and the input check."""
-    root = sequence(body, postprocess("mean", lambda **out: project_to_ball(np.asarray(out[output], float), R),
-                                      uses=output), name=name.replace(".", "_"))
+    """Wrap ``body`` (releasing ``output``) with the projection onto the R-ball and the input check.
+    The projection is vectorised (one call for a batch of runs: ``project_rows``, row by row the
+    bits of ``project_to_ball``)."""
+    root = sequence(body, postprocess("mean", lambda **out: project_rows(np.asarray(out[output], float), R),
+                                      uses=output, vectorised=True), name=name.replace(".", "_"))
     return Graph(root, ReplaceOne(), name=name, domain=domain(n, d), description=description)
 
 

@@ -113,7 +113,8 @@ def localised_mean(name: str, epsilon: float, R: float, n: int, dim: int, sigma:
     2. The mean of the offsets from the (released, public) centre clipped to ±LOCAL_RADIUS·σ, lattice
        Laplace at ε·(1 - share) (Δ1 = 2·LOCAL_RADIUS·σ·dim·(1/n + γ_n)); the centre is added back
        by post-processing, so no rounding of large values enters the sensitivity.
-    Total ε by basic sequential composition. The bins and the clipped offsets are per-record maps.
+    Total ε by basic sequential composition. The bins and the clipped offsets are per-record maps;
+    the two post-processing steps are vectorised (elementwise, or along the last axis).
     """
     centres = bin_centres(R, sigma)
     eps_locate = epsilon * locate_share
@@ -131,8 +132,8 @@ def localised_mean(name: str, epsilon: float, R: float, n: int, dim: int, sigma:
                            lambda indices: coordinate_histograms(indices, centres.size),
                            note="per-coordinate histograms: ℓ1-sensitivity 2·dim under ReplaceOne"),
                    uses=uses),
-        postprocess(centre, lambda **out: centres[np.argmax(out[f"{name}_histograms"], axis=1)],
-                    uses=f"{name}_histograms"),
+        postprocess(centre, lambda **out: centres[np.argmax(out[f"{name}_histograms"], axis=-1)],
+                    uses=f"{name}_histograms", vectorised=True),
         per_record(f"{name}_offsets",
                    lambda records, **out: np.clip(select(records, out) - out[centre], -radius, radius),
                    release(f"{name}_offset", mean_mechanism, _mean,
@@ -140,6 +141,6 @@ def localised_mean(name: str, epsilon: float, R: float, n: int, dim: int, sigma:
                                 "2·r·dim·(1/n + γ_n)"),
                    uses=(*uses, centre)),
         postprocess(name, lambda **out: out[centre] + np.asarray(out[f"{name}_offset"], dtype=float),
-                    uses=(centre, f"{name}_offset")),
+                    uses=(centre, f"{name}_offset"), vectorised=True),
         name=f"{name}_localised",
     )

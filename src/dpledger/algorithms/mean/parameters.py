@@ -37,6 +37,21 @@ def project_to_ball(vector: np.ndarray, radius: float) -> np.ndarray:
     return vector if norm <= radius else vector * (radius / norm)
 
 
+def project_rows(vectors: np.ndarray, radius: float) -> np.ndarray:
+    """``project_to_ball`` of each row of ``vectors`` (the last axis is the vector), the same bits
+    row by row: the same operations, elementwise or reduced along the last axis (vectorised
+    post-processing: one call for a batch of runs)."""
+    vectors = np.asarray(vectors)
+    if vectors.shape[-1] == 0:
+        return vectors
+    scale = np.max(np.abs(vectors), axis=-1, keepdims=True)
+    zero = scale == 0.0
+    divisor = np.where(zero, 1.0, scale)
+    norm = scale * np.sqrt(np.sum((vectors / divisor) ** 2, axis=-1, keepdims=True))  # scaled: no overflow
+    outside = ~zero & (norm > radius)
+    return np.where(outside, vectors * (radius / np.where(outside, norm, 1.0)), vectors)
+
+
 def sparse_gaussian(n: int, d: int, k: int, R: float, rng: np.random.Generator, sigma: float = 1.0):
     """(samples, μ): n draws of N(μ, σ²I_d), μ with k random coordinates of equal magnitude and
     random signs, ||μ||_2 = R."""
