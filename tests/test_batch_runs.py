@@ -51,8 +51,6 @@ class Coin(Mechanism):
 class StackedCoin(Coin):
     """The same coin, drawn for many answers at once (``sample_each`` stacks them)."""
 
-    _stacks = True
-
     def _draw_stacked(self, values, rng):
         return values + rng.integers(0, 2, size=values.shape)
 

@@ -65,11 +65,12 @@ class Mechanism(abc.ABC):
         rng = _random.generator(rng)
         if len(values) > MAX_BATCH:
             raise ValueError(f"at most {MAX_BATCH:,} answers per call (draw larger samples in batches), got {len(values):,}")
-        scalars = self._finite_scalars(values) if self._stacks else None
+        stacks = self._draw_stacked is not None
+        scalars = self._finite_scalars(values) if stacks else None
         if scalars is not None:
             return self._draw_stacked(scalars, rng)
         checked = [self._check_value(value) for value in values]
-        if self._stacks and checked and len({value.shape for value in checked}) == 1:
+        if stacks and checked and len({value.shape for value in checked}) == 1:
             return self._draw_stacked(np.stack(checked), rng)
         return [self._draw(value, rng, None) for value in checked]
 
@@ -84,12 +85,9 @@ class Mechanism(abc.ABC):
         array = np.asarray(values, dtype=float)
         return array if np.isfinite(array).all() else None
 
-    #: True when ``_draw_stacked`` draws independent answers for stacked checked answers at once.
-    _stacks = False
-
-    def _draw_stacked(self, values: np.ndarray, rng: np.random.Generator):
-        """Row i: one draw for the checked answer ``values[i]`` (rows share one shape), all independent."""
-        raise NotImplementedError
+    #: ``_draw_stacked(values, rng)`` in a mechanism that draws stacked checked answers at once: row i
+    #: one draw for ``values[i]`` (rows share one shape), all independent; None: one answer at a time.
+    _draw_stacked = None
 
     def _check_value(self, value):
         return _validate.finite_array("value", value, min_size=1)

@@ -83,7 +83,6 @@ class DiscreteLaplace(Mechanism):
     def _draw(self, value, rng, size):
         return value + self.noise(shaped(value.shape, size), rng)
 
-    _stacks = True
 
     def _draw_stacked(self, values, rng):
         return values + self.noise(values.shape, rng)

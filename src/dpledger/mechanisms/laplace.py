@@ -15,6 +15,8 @@ built (before any charge), a D it cannot serve, and every answer must have D coo
 
 from __future__ import annotations
 
+import abc
+
 import math
 from fractions import Fraction
 
@@ -100,7 +102,6 @@ class _LatticeRelease(Mechanism):
                              "charge, and raise epsilon or rescale the query")
         return Lattice.for_query(self.sensitivity, size, self.norm, self.bound)
 
-    _stacks = True
 
     def _draw(self, value, rng, size):
         return self._noisy(self._lattice(value), value, shaped(value.shape, size), rng)
@@ -108,9 +109,9 @@ class _LatticeRelease(Mechanism):
     def _draw_stacked(self, values, rng):
         return self._noisy(self._lattice(values[0]), values, values.shape, rng)  # one lattice: one answer size
 
+    @abc.abstractmethod
     def _noisy(self, lattice: Lattice, value: np.ndarray, shape: tuple[int, ...], rng) -> np.ndarray:
         """The rounded ``value`` plus exact noise of ``shape`` (broadcast), on ``lattice``."""
-        raise NotImplementedError
 
 
 @attrs.frozen
@@ -238,7 +239,6 @@ class TruncatedLaplace(Mechanism):
             raise ValueError(f"TruncatedLaplace releases a scalar, got shape {np.shape(value)}")
         return super()._check_value(value)
 
-    _stacks = True
 
     def _draw_stacked(self, values, rng):
         return self._draw(values, rng, len(values))  # scalars: answer i gets noise i

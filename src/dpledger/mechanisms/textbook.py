@@ -64,7 +64,6 @@ class TextbookLaplace(Mechanism):
     def _draw(self, value, rng, size):
         return value + rng.laplace(0.0, self.scale, size=shaped(value.shape, size))
 
-    _stacks = True
 
     def _draw_stacked(self, values, rng):
         return self._draw(values, rng, None)  # noise of the stacked shape: one independent draw per coordinate
@@ -118,7 +117,6 @@ class TextbookTruncatedLaplace(Mechanism):
     def _draw(self, value, rng, size):
         return value + self.noise(rng, size)
 
-    _stacks = True
 
     def _draw_stacked(self, values, rng):
         return self._draw(values, rng, len(values))  # scalars: answer i gets noise i
@@ -170,7 +168,6 @@ class TextbookGaussian(Mechanism):
     def _draw(self, value, rng, size):
         return value + rng.normal(0.0, self.sigma, size=shaped(value.shape, size))
 
-    _stacks = True
 
     def _draw_stacked(self, values, rng):
         return self._draw(values, rng, None)  # noise of the stacked shape: one independent draw per coordinate
