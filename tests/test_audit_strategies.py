@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import find, given, settings
 
+import dpledger as dp
 from dpledger.audit import strategies
-from dpledger.audit.targets import ValueNeighbours
+from dpledger.answers import EveryAnswer
 from dpledger.relations import AddRemoveOne, EdgeAdjacency, ReplaceOne
 
 
@@ -54,7 +55,7 @@ def test_add_remove_pairs_are_neighbours(pair):
 def test_score_pairs_are_within_the_sensitivity(monotone):
     @given(strategies.score_pairs(min_k=2, max_k=6, sensitivity=0.5, monotone=monotone))
     def check(pair):
-        assert ValueNeighbours(np.inf, 0.5, monotone).are_neighbours(*pair)
+        assert EveryAnswer(0.5, monotone).are_neighbours(*pair)
 
     check()
 
@@ -101,5 +102,12 @@ def test_bad_arguments_are_refused_naming_them(make, name):
 
 
 def test_pairs_like_refuses_a_relation_it_does_not_know():
+    class Other(dp.Relation):
+        def distance(self, a, b):
+            return 0.0
+
+        def neighbours(self, data, rng, count=10):
+            yield data
+
     with pytest.raises(TypeError, match="pass pairs="):
-        strategies.pairs_like(ValueNeighbours(1, 1.0), 0.0)
+        strategies.pairs_like(Other(), 0.0)

@@ -19,7 +19,6 @@ from dpledger.audit import audit, audit_pairs, command
 from dpledger.audit.progress import Tracker
 from dpledger.audit.runners import encode, histogram_vector
 from dpledger.audit.search import best_pairs, search_pairs
-from dpledger.audit.targets import ValueNeighbours
 from dpledger.graph import registry
 from dpledger.mechanisms import Laplace
 from dpledger.mechanisms.histogram import Histogram
@@ -102,16 +101,6 @@ def test_search_climbs_through_neighbours_towards_higher_scores():
     assert best[0].score >= best[1].score > 10 * 0.5  # the walk widened the range far beyond the start
     again = search_pairs(score, [start], relation.neighbours, 30, np.random.default_rng(0))
     assert [s.score for s in again] == [s.score for s in scored]
-
-
-@pytest.mark.parametrize("norm, monotone", [(1, False), (2, False), (np.inf, False), (np.inf, True)])
-def test_value_neighbours_are_at_the_full_distance(norm, monotone):
-    relation = ValueNeighbours(norm, 0.5, monotone)
-    value = np.array([1.0, -2.0, 0.5])
-    for other in relation.neighbours(value, np.random.default_rng(1), 50):
-        assert relation.are_neighbours(value, other)
-        assert np.linalg.norm(other - value, norm) == pytest.approx(0.5)
-    assert not relation.are_neighbours(value, value + 0.6) and not relation.are_neighbours(value, value[:2])
 
 
 def _unbatched_sum(data, rng, *, scale):

@@ -16,13 +16,14 @@ from __future__ import annotations
 import abc
 import collections
 import math
-from typing import Iterator
+from typing import ClassVar, Iterator
 
 import attrs
 import numpy as np
 import scipy.sparse as sp
 
 from . import _validate
+from .errors import RelationError
 
 
 def _rows(data, name: str = "data") -> np.ndarray:
@@ -64,6 +65,8 @@ class Relation(abc.ABC):
     """Interface shared by the relations: a distance, a neighbour test, a neighbour generator."""
 
     name: str = "relation"
+    #: False for relations only an audit speaks about (query answers, ``dpledger.answers``)
+    for_sessions: ClassVar[bool] = True
 
     @abc.abstractmethod
     def distance(self, a, b) -> float:
@@ -273,4 +276,8 @@ def from_name(name: str) -> Relation:
 def check(name: str, value: object) -> Relation:
     if not isinstance(value, Relation):
         raise TypeError(f"{name} must be a Relation (EdgeAdjacency(), ReplaceOne(), AddRemoveOne()), got {value!r}")
+    if not value.for_sessions:
+        raise RelationError(f"{name}: {value} relates query answers, which an audit speaks about "
+                            "(audit(fn, relation=..., data=answers)); a session charges graphs over records or "
+                            "graphs: use ReplaceOne(), AddRemoveOne() or EdgeAdjacency(). Nothing was charged.")
     return value

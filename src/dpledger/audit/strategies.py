@@ -1,10 +1,11 @@
 """Hypothesis strategies for inputs and neighbouring pairs: graphs, datasets and score vectors.
 
 Every pair strategy draws pairs its relation calls neighbours (``graph_pairs``: ``EdgeAdjacency``,
-``replace_one_pairs``: ``ReplaceOne``, ``add_remove_pairs``: ``AddRemoveOne``; ``score_pairs``:
-score vectors at most ``sensitivity`` apart in every coordinate), so they feed ``audit_pairs``,
-the pair search of ``audit``, or a property-based test of a mechanism. Examples shrink towards
-empty graphs, small values and the first positions (score pairs: every score moved up).
+``replace_one_pairs``: ``ReplaceOne``, ``add_remove_pairs``: ``AddRemoveOne``; ``answer_pairs``:
+the query-answer relations of ``dpledger.answers``, ``score_pairs`` the ℓ∞ one on scores), so they
+feed ``audit_pairs``, the pair search of ``audit``, or a property-based test of a mechanism.
+Examples shrink towards empty graphs, small values and the first positions (answer pairs: every
+answer moved up).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from .. import _validate
+from ..answers import ORDERED, Answers, EveryAnswer, signs
 from ..relations import AddRemoveOne, EdgeAdjacency, ReplaceOne
 
 #: an edge is present when its level in [0, LEVELS) reaches LEVELS·(1 − density)
@@ -128,28 +130,42 @@ def add_remove_pairs(min_n: int = 0, max_n: int = 10, d: int | None = None, low:
 
 
 @st.composite
-def _shifted(draw, k: int, sensitivity: float, monotone: bool) -> tuple[np.ndarray, np.ndarray]:
-    scores = draw(hnp.arrays(float, (k,), elements=_values(0.0, 4 * sensitivity)))
-    steps = st.sampled_from((1, 0) if monotone else (1, -1, 0))
-    shift = draw(hnp.arrays(float, (k,), elements=steps).filter(np.any))
-    if monotone and draw(st.booleans()):
-        shift = -shift
-    return scores, scores + sensitivity * shift
+def _moved(draw, relation: Answers, k: int, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
+    answers = draw(hnp.arrays(float, (k,), elements=_values(low, high)))
+    pattern = draw(st.sampled_from(relation.patterns))
+    free, order = None, np.arange(k)
+    if pattern == "free":
+        steps = st.sampled_from((1, 0) if getattr(relation, "monotone", False) else (1, -1, 0))
+        free = draw(hnp.arrays(float, (k,), elements=steps).filter(np.any))
+    elif pattern in ORDERED:
+        order = np.array(draw(st.permutations(range(k))))
+    move = relation.move(signs(pattern, k, order, free))
+    return answers, answers + (-move if draw(st.booleans()) else move)
+
+
+def answer_pairs(relation: Answers, min_k: int = 1, max_k: int = 8, low: float = -1.0,
+                 high: float = 1.0) -> st.SearchStrategy:
+    """(a, a') answer vectors of length k in [min_k, max_k], a in [low, high], a' = a moved to the
+    edge of the relation's ball along one of its sign patterns (``dpledger.answers.PATTERNS``):
+    every answer up, half up and half down, one up and the rest down, one alone, or any
+    {−1, 0, 1} vector. Never equal. Examples shrink towards every answer moving up: the corner
+    where a threshold test (the sparse vector technique) loses most, which independent moves
+    reach with probability 2^-k."""
+    if not isinstance(relation, Answers):
+        raise TypeError(f"relation must be one of dpledger.answers' relations (OneAnswer, EveryAnswer, "
+                        f"AnswerDistance), got {relation!r}")
+    min_k, max_k = _sizes("k", min_k, max_k, 1)
+    low, high = _range(low, high)
+    return st.integers(min_k, max_k).flatmap(lambda k: _moved(relation, k, low, high))
 
 
 def score_pairs(min_k: int = 2, max_k: int = 8, sensitivity: float = 1.0,
                 monotone: bool = False) -> st.SearchStrategy:
-    """(u, u') score vectors with |u_i − u'_i| in {0, sensitivity}, never equal; ``monotone``: all
-    moves in one direction (counting queries), as monotone report-noisy-max assumes.
-
-    Moves are drawn as a hypothesis array, whose fill value makes "every score moves the same way"
-    common, and shrink towards every score moving up: the corner of the neighbourhood where a
-    threshold test (the sparse vector technique) loses most, which independent moves reach with
-    probability 2^-k.
-    """
-    min_k, max_k = _sizes("k", min_k, max_k, 1)
-    sensitivity = _validate.positive("sensitivity", sensitivity)
-    return st.integers(min_k, max_k).flatmap(lambda k: _shifted(k, sensitivity, bool(monotone)))
+    """(u, u') score vectors in [0, 4·sensitivity], every score moved by at most ``sensitivity``
+    (``monotone``: all one way, as monotone report-noisy-max assumes): ``answer_pairs`` under
+    ``EveryAnswer``."""
+    relation = EveryAnswer(sensitivity, monotone)
+    return answer_pairs(relation, min_k, max_k, 0.0, 4 * relation.sensitivity)
 
 
 def _density(graph: np.ndarray) -> float:
@@ -160,10 +176,17 @@ def _density(graph: np.ndarray) -> float:
 def pairs_like(relation: object, data, domain: object = None) -> st.SearchStrategy:
     """Neighbouring pairs of the relation shaped like ``data``: graphs with its n and density;
     datasets with its n, d and a value range that extends its own by its width on each side, cut
-    to the bounds of ``domain`` (a graph's ``Records`` domain: values it would refuse are no pair)."""
+    to the bounds of ``domain`` (a graph's ``Records`` domain: values it would refuse are no pair);
+    query answers of its shape, in a range that extends its own the same way."""
     if isinstance(relation, EdgeAdjacency):
         graph = relation.validate(data)
         return graph_pairs(graph.shape[0], graph.shape[0], _density(graph))
+    if isinstance(relation, Answers):
+        answers = relation.validate(data)
+        lo, hi = float(answers.min()), float(answers.max())
+        span = hi - lo if hi > lo else 1.0
+        return answer_pairs(relation, answers.size, answers.size, lo - span, hi + span).map(
+            lambda pair: (pair[0].reshape(answers.shape), pair[1].reshape(answers.shape)))
     if not isinstance(relation, (ReplaceOne, AddRemoveOne)):
         raise TypeError(f"no pair strategy for relation {relation!r}; pass pairs=[(D, D'), ...] instead")
     rows = relation.validate(data)

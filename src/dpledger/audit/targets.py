@@ -21,6 +21,7 @@ from ..graph import Graph, registry
 from ..mechanisms import (DiscreteLaplace, Exponential, Gaussian, HistogramLearner, Laplace, Mechanism, ReportNoisyMax,
                           TextbookGaussian, TextbookLaplace, TextbookTruncatedLaplace, TopKPeeling, TruncatedLaplace)
 from ..privacy import events as _events, gdp as _gdp, rdp as _rdp
+from ..answers import AnswerDistance, EveryAnswer
 from ..relations import AddRemoveOne, EdgeAdjacency, ReplaceOne
 from .runners import RunEstimator, RunGraph, RunMechanism
 
@@ -31,48 +32,6 @@ DEFAULT_CANDIDATES = 4
 #: noise mechanisms whose pairs are answers at most their sensitivity apart
 NOISE = (Laplace, TruncatedLaplace, Gaussian, DiscreteLaplace, TextbookLaplace, TextbookTruncatedLaplace,
          TextbookGaussian)
-
-
-@attrs.frozen
-class ValueNeighbours:
-    """Query answers at most ``sensitivity`` apart in the ℓ``norm`` distance (``monotone``: every
-    coordinate moves the same way): the pairs a mechanism's claim speaks about."""
-
-    norm: float
-    sensitivity: float
-    monotone: bool = False
-
-    def are_neighbours(self, a, b) -> bool:
-        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-        if a.shape != b.shape:
-            return False
-        difference = (b - a).ravel()
-        if self.monotone and (difference > 0).any() and (difference < 0).any():
-            return False
-        return bool(np.linalg.norm(difference, self.norm) <= self.sensitivity * (1 + 1e-12))
-
-    def neighbours(self, value, rng: np.random.Generator, count: int = 10) -> Iterator[np.ndarray]:
-        """Answers at the full distance: one coordinate moved (ℓ1), a random direction (ℓ2), or
-        every coordinate moved up, down or not at all (ℓ∞; all the same way if monotone)."""
-        value = np.asarray(value, dtype=float)
-        for _ in range(count):
-            if self.norm == 1:
-                step = np.zeros(value.size)
-                step[rng.integers(value.size)] = rng.choice((-1.0, 1.0))
-            elif self.norm == 2:
-                step = rng.normal(size=value.size)
-                step /= np.linalg.norm(step)
-            else:
-                step = rng.integers(-1, 2, value.size).astype(float)
-                if self.monotone:
-                    step = np.abs(step) * rng.choice((-1.0, 1.0))
-                if not step.any():
-                    step[rng.integers(value.size)] = 1.0
-            yield value + self.sensitivity * step.reshape(value.shape)
-
-    def __str__(self) -> str:
-        return (f"answers within ℓ{self.norm:g} distance {self.sensitivity:g}"
-                + (", all moving one way" if self.monotone else ""))
 
 
 @attrs.frozen
@@ -162,14 +121,14 @@ def _mechanism(mechanism: Mechanism) -> Target:
     sensitivity = getattr(mechanism, "sensitivity", None)
     if isinstance(mechanism, NOISE):
         norm = 2 if isinstance(mechanism, (Gaussian, TextbookGaussian)) else 1
-        return Target(**base, relation=ValueNeighbours(norm, sensitivity), defaults=((0.0, sensitivity),))
+        return Target(**base, relation=AnswerDistance(norm, sensitivity), defaults=((0.0, sensitivity),))
     if isinstance(mechanism, (Exponential, ReportNoisyMax, TopKPeeling)):
         monotone = getattr(mechanism, "monotonic", False)
         k = max(DEFAULT_CANDIDATES, getattr(mechanism, "k", 1) + 1)
         first = np.eye(k)[0] * sensitivity
         # one score down and all others up: the normaliser moves against the selected score
         pair = (np.zeros(k), first) if monotone else (first, sensitivity - first)
-        relation = ValueNeighbours(np.inf, sensitivity, monotone)
+        relation = EveryAnswer(sensitivity, monotone)
         return Target(**base, relation=relation, defaults=(pair,), neighbours=relation.neighbours)
     return Target(**base, relation=None)
 
