@@ -4,7 +4,8 @@ a test half with Clopper–Pearson bounds and a Bonferroni correction over every
 
 ``audit`` audits an estimator, graph, mechanism or function, searching for revealing pairs;
 ``audit_pairs`` audits given pairs; ``floating_point`` holds statistics on the low-order bits
-of outputs; ``dpledger.audit.strategies`` hypothesis strategies for inputs and neighbouring pairs;
+of outputs; ``encoding`` the encoding of ⊥/⊤, categorical, variable-length and mixed outputs;
+``dpledger.audit.strategies`` hypothesis strategies for inputs and neighbouring pairs;
 ``dpledger.audit.figure`` draws a report (PNG or HTML; needs matplotlib).
 """
 
@@ -14,6 +15,7 @@ __getattr__, __dir__, __all__ = exports(__name__, {
     "auditor": ("audit",),
     "bounds": ("bonferroni_level", "clopper_pearson_lower", "clopper_pearson_upper", "epsilon_lower_bound",
                "minimum_test_samples"),
+    "encoding": ("BOTTOM", "TOP", "encode_answers", "halted"),
     "floating_point": ("LatticeReachable", "textbook_laplace_reachable"),
     "pairs": ("audit_pairs",),
     "report": ("AuditError", "AuditReport", "EventTest", "PairReport", "SearchSummary"),
