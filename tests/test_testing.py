@@ -50,6 +50,24 @@ def test_a_bug_is_caught_and_shrunk_to_a_tiny_pair(buggy):
     assert "D  = " in str(violation) and "distinguishing event" in str(violation) and violation.event
 
 
+def _violation_of(buggy, **options) -> PrivacyViolation:
+    with pytest.raises(PrivacyViolation) as caught:
+        assert_private(buggy, ROWS, epsilon=1.0, relation=ReplaceOne(), confidence=CONFIDENCE, **options)
+    return caught.value
+
+
+@pytest.mark.privacy
+def test_shrinking_keeps_to_its_budget_in_steps_and_ends_on_short_decimals():
+    few, again = _violation_of(half_noise, shrink_steps=3), _violation_of(half_noise, shrink_steps=3)
+    assert "shrunk in 3 step(s), stopped at its budget of 3 shrink steps" in str(few)
+    assert [np.asarray(x).tolist() for x in few.pair] == [np.asarray(x).tolist() for x in again.pair]
+    shrunk = _violation_of(half_noise)
+    values = np.concatenate([np.ravel(x) for x in shrunk.pair])
+    assert np.array_equal(values * 1000, np.round(values * 1000)), values  # at most 3 decimals, no 3.9e-263
+    assert "stopped" not in str(shrunk)  # within the default budget
+    assert "safety clock" in str(_violation_of(half_noise, shrink_seconds=1e-9))
+
+
 @pytest.mark.privacy
 def test_the_correct_mechanism_passes():
     report = assert_private(noisy_sum, ROWS, epsilon=1.0, relation=ReplaceOne(), confidence=CONFIDENCE)

@@ -4,8 +4,10 @@
    own *search* samples (``audit.auditor.search_score``: a held-out ε estimate, a ranking, not a
    test), steers towards high scores with ``hypothesis.target``, and when a score exceeds the
    claim and so does a recheck on more search samples at a stricter level, lets hypothesis shrink
-   that pair (smaller datasets, simpler values) to the smallest pair that still exceeds it. Every score is deterministic in (seed, pair), so hypothesis sees
-   a consistent test and the run depends on the seed alone (``reproducible.seed_only``).
+   that pair (smaller datasets, simpler values) within a budget of shrink steps, then rounds it to
+   short decimals where it still exceeds (``testing.shrinking``). Every score is deterministic in
+   (seed, pair), so hypothesis sees a consistent test and the run depends on the seed alone
+   (``reproducible.seed_only``).
 2. **Decide** (fresh samples): the candidates (the first pair that exceeded and its shrunk form,
    or else the two best-scoring pairs) are audited once by ``audit_pairs`` on samples drawn from a
    stream the search never touched, with one Bonferroni family over every (pair, direction,
@@ -32,6 +34,7 @@ from ..audit.report import AuditReport, EventTest
 from ..audit.search import _key as pair_key
 from ..audit.targets import describe_pair, resolve
 from .reproducible import seed_only
+from .shrinking import SHRINK_SECONDS, SHRINK_STEPS, Budget, readable
 
 #: candidates decided on fresh samples: the pair that exceeded and its shrunk form (or the two best)
 CANDIDATES = 2
@@ -101,7 +104,8 @@ def _neighbouring(pair, relation):
 
 def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = None, delta: float | None = None,
                    relation=None, samples: int = 20_000, search_samples: int = 2_000, confidence: float = 0.999,
-                   seed: int = 0, max_examples: int = 40, executor=None, statistics=()) -> AuditReport:
+                   seed: int = 0, max_examples: int = 40, executor=None, statistics=(), shrink_steps: int = SHRINK_STEPS,
+                   shrink_seconds: float = SHRINK_SECONDS) -> AuditReport:
     """Test that ``target`` keeps its privacy claim on the neighbouring pairs ``pairs`` draws.
 
     ``target``: a mechanism, a ``Graph``, a registered estimator's name, or a function
@@ -114,6 +118,9 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
     claim has probability at most 1 − ``confidence``. ``seed`` reproduces everything.
     ``executor``: as for ``audit`` (a ``concurrent.futures.Executor`` or "processes").
     ``statistics``: extra reductions searched for events, as for ``audit`` (fixed before sampling).
+    A violating pair is shrunk in at most ``shrink_steps`` steps (deterministic: same seed, same
+    pair), ``shrink_seconds`` being only a safety stop the violation names, then rounded to short
+    decimals where it still violates (``testing.shrinking``).
     """
     __tracebackhide__ = True  # pytest shows the violation's message, not this library's source
     if not isinstance(pairs, SearchStrategy):
@@ -124,6 +131,7 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
     checked_statistics(statistics)
     samples = checked_samples(samples)
     confidence = _validate.probability("confidence", confidence, low_open=True)
+    budget = Budget(shrink_steps, shrink_seconds)
     resolved = resolve(target, relation, None, np.random.default_rng(seed))
     epsilon, delta = claim_of(resolved, epsilon, delta)
     check_samples(samples, epsilon, delta, confidence, CANDIDATES * EVENTS_PER_PAIR)  # before any sampling
@@ -131,11 +139,11 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
 
     with executor_for(executor) as pool:
         return _search_and_decide(resolved, pairs, epsilon, delta, samples, search_samples, confidence, seed,
-                                  max_examples, pool, tuple(statistics))
+                                  max_examples, pool, tuple(statistics), budget)
 
 
 def _search_and_decide(resolved, pairs, epsilon, delta, samples, search_samples, confidence, seed, max_examples,
-                       pool, statistics) -> AuditReport:
+                       pool, statistics, budget: Budget) -> AuditReport:
     __tracebackhide__ = True
 
     def run(chosen, **options) -> AuditReport:
@@ -145,6 +153,7 @@ def _search_and_decide(resolved, pairs, epsilon, delta, samples, search_samples,
     scores: dict[tuple, tuple[float | None, tuple]] = {}
     rechecked: dict[tuple, bool] = {}
     exceeded: list[tuple] = []
+    known: set[tuple] = set()  # pairs known to exceed: they raise again whatever the budget
 
     def estimate(pair, samples: int, confidence: float, stream: str) -> float | None:
         report = run([pair], samples=samples, confidence=confidence, seed=_seed_for(seed, [pair], stream),
@@ -175,20 +184,33 @@ def _search_and_decide(resolved, pairs, epsilon, delta, samples, search_samples,
     @hypothesis.given(pairs)
     def search(pair):
         pair = _neighbouring(pair, resolved.relation)
-        value = score(pair)
-        finite = value is not None and math.isfinite(value)
-        hypothesis.target(value if finite else -1.0, label="search estimate of ε")
-        if finite and value > epsilon and exceeds(pair):
+        if pair_key(pair) not in known:
+            if exceeded and not budget.take():  # shrinking, and out of steps: keep the smallest so far
+                return
+            value = score(pair)
+            finite = value is not None and math.isfinite(value)
+            hypothesis.target(value if finite else -1.0, label="search estimate of ε")
+            if not (finite and value > epsilon and exceeds(pair)):
+                return
             if not exceeded:
                 exceeded.append(pair)
-            raise _Exceeds(pair)
+            known.add(pair_key(pair))
+        raise _Exceeds(pair)  # one place: hypothesis tells failures apart by where they are raised
+
+    def still_exceeds(pair) -> bool:
+        try:
+            pair = _neighbouring(pair, resolved.relation)
+            value = score(pair)
+            return value is not None and value > epsilon and exceeds(pair)
+        except (_NotNeighbours, _Raised, TypeError, ValueError):  # e.g. outside the target's domain
+            return False
 
     shrunk = None
     try:
         with seed_only():
             search()
     except _Exceeds as found:
-        shrunk = found.pair
+        shrunk = readable(found.pair, still_exceeds)
     except _Raised as crash:  # shrunk by hypothesis to a small input that still raises
         raise AssertionError(f"{resolved.label} raised on a neighbouring pair (an error that depends on the data "
                              f"is an observable no claim covers): {crash.message}\n  D  = {crash.pair[0]!r}\n"
@@ -202,7 +224,7 @@ def _search_and_decide(resolved, pairs, epsilon, delta, samples, search_samples,
     if not report.ok:
         raise AssertionError(f"{resolved.label} raised on a candidate pair: {report.errors[0].message}")
     if report.violation:
-        raise _violation(resolved, report, candidates, len(scores))
+        raise _violation(resolved, report, candidates, len(scores), budget if shrunk is not None else None)
     return report
 
 
@@ -221,10 +243,12 @@ def _probabilities(test: EventTest) -> str:
     return f"P[{high} ∈ E] >= {test.p_lower:.4g}, P[{low} ∈ E] <= {test.p_upper:.4g}"
 
 
-def _violation(resolved, report: AuditReport, candidates: list, searched: int) -> PrivacyViolation:
-    """The smallest confirmed pair, in words."""
+def _violation(resolved, report: AuditReport, candidates: list, searched: int,
+               budget: Budget | None) -> PrivacyViolation:
+    """The shrunk pair if confirmed (``budget``: how it was shrunk), else the smallest confirmed, in words."""
     confirmed = [(index, p) for index, p in enumerate(report.pairs) if p.epsilon_lower_bound > report.claimed[0]]
-    index, pair_report = min(confirmed, key=lambda item: _size(candidates[item[0]]))
+    index, pair_report = (confirmed[-1] if budget is not None else
+                          min(confirmed, key=lambda item: _size(candidates[item[0]])))
     pair = candidates[index]
     test: EventTest = pair_report.best
     epsilon, delta = report.claimed
@@ -236,6 +260,7 @@ def _violation(resolved, report: AuditReport, candidates: list, searched: int) -
         f"  D  = {np.asarray(pair[0]).tolist()!r}\n  D' = {np.asarray(pair[1]).tolist()!r}\n"
         f"  ({describe_pair(resolved.relation, *pair)}{origin})\n"
         f"  distinguishing event E = {{{test.event}}}: {_probabilities(test)}\n"
+        + (f"  {budget.describe()}\n" if budget is not None else "") +
         f"  searched {searched} pair(s) with hypothesis; {report.tests} test(s) on {report.samples} fresh samples "
         f"per side decided, each at level {report.level:.3g} (Bonferroni)")
     return PrivacyViolation(message, pair, pair_report.epsilon_lower_bound, report.claimed, test.event, report)
