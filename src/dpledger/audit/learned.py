@@ -63,14 +63,23 @@ class Features:
         values = outputs.values[:, self.columns] if outputs.values.shape[1] else np.zeros((len(outputs), 0))
         finite = np.isfinite(values)
         z = np.clip((np.where(finite, values, self.centre) - self.centre) / self.scale, -50, 50)
-        levels = self.levels
+        # one indicator per (column, level) slot that holds a level, in slot order (a NaN slot's
+        # indicator is 0 on every run: the fit drops it, so it is not computed)
+        equal_at, equal_to = self._slots(self.discrete, self.levels)
+        above_at, above_than = self._slots(~self.discrete, self.levels[:, :len(QUANTILES)])
         with np.errstate(invalid="ignore"):  # NaN (absent) compares False
-            equal = values[:, self.discrete, None] == levels[self.discrete][None]
-            above = values[:, ~self.discrete, None] > levels[~self.discrete, :len(QUANTILES)][None]
-        parts = [np.isnan(values), values == -np.inf, values == np.inf, z, z * z,
-                 equal.reshape(len(values), -1), above.reshape(len(values), -1)]
+            equal = values[:, equal_at] == equal_to
+            above = values[:, above_at] > above_than
+        parts = [np.isnan(values), values == -np.inf, values == np.inf, z, z * z, equal, above]
         parts += [(outputs.reasons == reason)[:, None] for reason in self.reasons]
         return np.concatenate([np.asarray(part, dtype=np.float32) for part in parts], axis=1)
+
+
+    @staticmethod
+    def _slots(rows: np.ndarray, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(kept column, level) of every filled level slot of the ``rows`` columns, row-major."""
+        chosen = np.where(rows[:, None] & ~np.isnan(levels))
+        return chosen[0], levels[chosen]
 
 
 def _features(first: Outputs, second: Outputs) -> Features:
