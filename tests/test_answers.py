@@ -39,7 +39,8 @@ def test_distances_count_the_steps_of_a_path_of_neighbours():
     assert OneAnswer(1.0).distance(a, [2.5, 0.0, 0.0]) == 3
     assert EveryAnswer(1.0).distance(a, [1.0, -1.0, 0.5]) == 1
     assert EveryAnswer(1.0).distance(a, [2.0, -1.0, 0.5]) == 2
-    assert EveryAnswer(1.0, monotone=True).distance(a, [1.0, -1.0, 0.0]) == np.inf
+    assert EveryAnswer(1.0, monotone=True).distance(a, [1.0, -1.0, 0.0]) == 2  # one step up, one down
+    assert EveryAnswer(1.0).distance(a, [1.0, 2.0]) == np.inf  # another shape
     assert AnswerDistance(1, 1.0).distance(a, [0.5, -0.5, 0.0]) == 1
     assert AnswerDistance(2, 1.0).distance(a, [0.6, 0.8, 0.0]) == 1
 

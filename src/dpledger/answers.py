@@ -130,11 +130,10 @@ class EveryAnswer(Answers):
     def patterns(self) -> tuple[str, ...]:
         return MONOTONE if self.monotone else PATTERNS
 
-    def distance(self, a, b) -> float:
-        difference = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
-        if self.monotone and (difference > 0).any() and (difference < 0).any():
-            return math.inf
-        return super().distance(a, b)
+    def _steps(self, scaled: np.ndarray) -> float:
+        if self.monotone:  # one-way steps: the moves up, then the moves down
+            return super()._steps(np.maximum(scaled, 0)) + super()._steps(np.minimum(scaled, 0))
+        return super()._steps(scaled)
 
     def __str__(self) -> str:
         return (f"every answer moved by at most {self.sensitivity:g}"
