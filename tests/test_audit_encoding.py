@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -27,6 +28,7 @@ def test_a_run_becomes_its_length_kinds_and_numbers():
     assert fields["kinds"].tolist() == [0, 1, 2, 4, 0, -2, -1, -1]
     assert fields["numbers"][2] == 2.5 and np.isneginf(np.delete(fields["numbers"], 2)).all()
     assert halted("cut off").ending == "cut off" and halted().values == ()
+    assert pickle.loads(pickle.dumps([BOTTOM, TOP])) == [BOTTOM, TOP]  # the same singletons in a worker
 
 
 @pytest.mark.parametrize("run, length, message", [

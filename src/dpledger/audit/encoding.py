@@ -30,16 +30,19 @@ from .outputs import Observation
 
 
 class _Symbol:
-    """⊥ or ⊤: a singleton that prints as itself."""
+    """⊥ or ⊤: a singleton that prints as itself and unpickles as itself (runs cross processes)."""
 
-    def __init__(self, text: str):
-        self._text = text
+    def __init__(self, text: str, name: str):
+        self._text, self._name = text, name
 
     def __repr__(self) -> str:
         return self._text
 
+    def __reduce__(self) -> str:
+        return self._name
 
-BOTTOM, TOP = _Symbol("⊥"), _Symbol("⊤")
+
+BOTTOM, TOP = _Symbol("⊥", "BOTTOM"), _Symbol("⊤", "TOP")
 NAN_CODE, ABSENT, BOTTOM_CODE, TOP_CODE, NUMBER, FIRST_CATEGORY = -2, -1, 0, 1, 2, 3
 
 
