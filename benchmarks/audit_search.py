@@ -20,6 +20,12 @@ DP-Sniper's logged pairs in ``auditors.py``. One process, no pool (a shared 2-co
 Compared: DP-Sniper's better published bound (2·10^8 samples) and dpledger on DP-Sniper's own
 pairs (``results/auditors.json``).
 
+Where the search falls short (RNM3, SVT3, SVT4, SVT6, SVT34Parallel, PrefixSum) the cause is which
+pairs it tries, not how it scores them: at the search's own 2.5·10^5 samples DP-Sniper's pair
+outscores the found one on every such mechanism (3 seeds), but an ℓ∞ step draws each coordinate
+from {-1, 0, 1} uniformly, so all-one-way (2·3^-d) or half-up-half-down steps are almost never
+tried, and the hill climb keeps an elite pair's position, never its step.
+
 Writes benchmarks/results/audit_search.{json,md}. Run: python benchmarks/audit_search.py [--quick] [--only NAME]
 """
 
