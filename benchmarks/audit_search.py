@@ -22,7 +22,8 @@ pairs (``results/auditors.json``).
 
 Where the search falls short (RNM3, SVT3, SVT4, SVT6, SVT34Parallel, PrefixSum) the cause is which
 pairs it tries, not how it scores them: at the search's own 2.5·10^5 samples DP-Sniper's pair
-outscores the found one on every such mechanism (3 seeds), but an ℓ∞ step draws each coordinate
+outscores the found one on average over 3 seeds on every such mechanism (on each seed but for
+SVT3 and SVT4, where the scores are noisy), but an ℓ∞ step draws each coordinate
 from {-1, 0, 1} uniformly, so all-one-way (2·3^-d) or half-up-half-down steps are almost never
 tried, and the hill climb keeps an elite pair's position, never its step.
 
