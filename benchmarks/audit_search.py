@@ -7,11 +7,11 @@ default ``audit`` with no ``pairs``: the only inputs are
 - a start ``data``: the all-ones vector of the mechanism's input size, the base input of every
   pair DP-Sniper's pattern generator makes (``dpsniper_zoo.patterns``), so nothing of the logged
   best pair is given away;
-- a neighbouring relation matching DP-Sniper's: ℓ∞ distance 1 (every answer moved by up to 1)
-  where its generator makes component-wise pairs, ℓ1 distance 1 (one answer moved by 1)
-  elsewhere. dpledger has no public relation for vectors of query answers yet (issue 26 asks for
-  one); the audit's own ``ValueNeighbours`` (``dpledger.audit.targets``, what a ``Mechanism``
-  target uses) is passed through the public ``relation=`` argument of a function target.
+- a neighbouring relation matching DP-Sniper's, from ``dpledger.answers``: ``EveryAnswer(1)``
+  (every answer moved by up to 1) where its generator makes component-wise pairs, ``OneAnswer(1)``
+  (one answer moved by up to 1) elsewhere, passed as ``relation=`` of a function target. Their
+  neighbours cycle through the named sign patterns (every answer up, half up and half down, one
+  up and the rest down, one alone, any {-1, 0, 1} vector).
 
 The search scores ``search_examples`` candidates (the start and 4 neighbours, then a hill climb)
 on ``SAMPLES // 20`` outputs per side each, and audits the 2 best on SAMPLES per side each, so a
@@ -20,12 +20,11 @@ DP-Sniper's logged pairs in ``auditors.py``. One process, no pool (a shared 2-co
 Compared: DP-Sniper's better published bound (2·10^8 samples) and dpledger on DP-Sniper's own
 pairs (``results/auditors.json``).
 
-Where the search falls short (RNM3, SVT3, SVT4, SVT6, SVT34Parallel, PrefixSum) the cause is which
-pairs it tries, not how it scores them: at the search's own 2.5·10^5 samples DP-Sniper's pair
-outscores the found one on average over 3 seeds on every such mechanism (on each seed but for
-SVT3 and SVT4, where the scores are noisy), but an ℓ∞ step draws each coordinate
-from {-1, 0, 1} uniformly, so all-one-way (2·3^-d) or half-up-half-down steps are almost never
-tried, and the hill climb keeps an elite pair's position, never its step.
+Where the search falls short, the cause measured with the earlier neighbours (each coordinate of
+an ℓ∞ step uniform in {-1, 0, 1}, so all-one-way or half-up-half-down steps had chance ~3^-d) was
+which pairs it tries, not how it scores them: at the search's own 2.5·10^5 samples DP-Sniper's
+pair outscored the found one on average over 3 seeds. The hill climb still keeps an elite pair's
+position, never its step.
 
 Writes benchmarks/results/audit_search.{json,md}. Run: python benchmarks/audit_search.py [--quick] [--only NAME]
 """
@@ -42,15 +41,16 @@ import _common
 import auditors
 import dpsniper_zoo
 from dpledger.audit import audit
-from dpledger.audit.targets import ValueNeighbours
+from dpledger.answers import EveryAnswer, OneAnswer
 
 SAMPLES = 5_000_000
 QUICK_SAMPLES = 500_000
 
 
-def relation_of(entry) -> ValueNeighbours:
-    """DP-Sniper's neighbourhood for the entry: ℓ∞ 1 for component-wise pattern domains, else ℓ1 1."""
-    return ValueNeighbours(np.inf if entry.domain[4] else 1, 1.0)
+def relation_of(entry):
+    """DP-Sniper's neighbourhood for the entry: every answer by 1 for component-wise pattern domains,
+    else one answer by 1."""
+    return EveryAnswer(1.0) if entry.domain[4] else OneAnswer(1.0)
 
 
 def _vector(value) -> str:
