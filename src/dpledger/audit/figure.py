@@ -73,4 +73,4 @@ def figure(report: AuditReport):
 
 def save(report: AuditReport, path) -> pathlib.Path:
     """Write the report's figure to ``path``: .png, or .html (figure, verdict and table of tests)."""
-    return figures.write(path, f"Privacy audit of {report.target or 'a mechanism'}", figure(report), report.html())
+    return figures.write(path, f"Privacy audit of {report.target or 'a mechanism'}", figure(report), report.html(with_figure=False))
