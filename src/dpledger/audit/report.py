@@ -8,9 +8,7 @@ import math
 import attrs
 import numpy as np
 
-from .histogram import Histogram
-
-SIDE_NAMES = {"D→D'": ("M(D)", "M(D')"), "D'→D": ("M(D')", "M(D)")}
+from .histogram import SIDE_NAMES, Histogram
 
 
 @attrs.frozen
