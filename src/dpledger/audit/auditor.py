@@ -34,6 +34,7 @@ from .bounds import bonferroni_level, epsilon_lower_bound, minimum_test_samples
 from .pairs import CURRENCIES, EVENTS_PER_PAIR, audit_pairs, check_samples, checked_pairs, checked_samples
 from .progress import tracking
 from .report import AuditReport, SearchSummary
+from .report_html import preview
 from .search import Scored, best_pairs, search_pairs
 from .targets import Target, describe_pair, resolve
 
@@ -192,5 +193,6 @@ def audit(target, epsilon: float | None = None, delta: float | None = None, *, p
                                     _derive(entropy, SEARCH_STREAM))
         tracker.describe("auditing pairs")
         report = run(pairs, samples=samples, confidence=confidence, seed=entropy, currencies=currencies)
-    return attrs.evolve(report, target=resolved.label, search=search, claims=resolved.claims if own else {},
+    inputs = tuple((describe_pair(resolved.relation, *pair), preview(pair[0]), preview(pair[1])) for pair in pairs)
+    return attrs.evolve(report, target=resolved.label, search=search, claims=resolved.claims if own else {}, inputs=inputs,
                         seconds=time.perf_counter() - start)

@@ -13,12 +13,12 @@ import pathlib
 import numpy as np
 
 from .. import figures
-from .report import SIDE_NAMES, AuditReport, EventTest
+from .histogram import SIDE_NAMES
 
 COLOURS = ("tab:blue", "tab:orange")
 
 
-def _event_span(test: EventTest, edges: np.ndarray) -> tuple[float, float]:
+def _event_span(test, edges: np.ndarray) -> tuple[float, float]:
     """The x-range of the event {statistic op threshold} within the histogram's range."""
     if test.op == ">=":
         return test.threshold, edges[-1]
@@ -28,7 +28,7 @@ def _event_span(test: EventTest, edges: np.ndarray) -> tuple[float, float]:
     return edges[index], edges[index + 1]
 
 
-def _distributions(axes, pair: int, test: EventTest) -> None:
+def _distributions(axes, pair: int, test) -> None:
     histogram = test.histogram
     edges = np.array(histogram.edges)
     for side, name in enumerate(SIDE_NAMES["D→D'"]):
@@ -43,7 +43,7 @@ def _distributions(axes, pair: int, test: EventTest) -> None:
     axes.legend(fontsize=8)
 
 
-def _claim(axes, report: AuditReport) -> None:
+def _claim(axes, report) -> None:
     claimed, certified = report.claimed[0], report.epsilon_lower_bound
     bars = axes.bar(["claimed ε", "certified ε ≥"], [claimed, certified],
                     color=["tab:grey", "tab:red" if report.violation else "tab:green"])
@@ -53,9 +53,9 @@ def _claim(axes, report: AuditReport) -> None:
     axes.set_ylim(0, 1.15 * max(claimed, certified, 1e-9))
 
 
-def figure(report: AuditReport):
+def figure(report):
     """A ``matplotlib.figure.Figure``: the best test's distributions and event, and ε certified vs claimed."""
-    if not isinstance(report, AuditReport):
+    if not hasattr(report, "best") or not hasattr(report, "claimed"):  # duck-typed: report.py draws through here
         raise TypeError(f"report must be an AuditReport (from dpledger.audit.audit), got {type(report).__name__}")
     drawing = figures.new_figure(figsize=(11, 4), layout="constrained")
     left, right = drawing.subplots(1, 2, width_ratios=(3, 1))
@@ -71,6 +71,6 @@ def figure(report: AuditReport):
     return drawing
 
 
-def save(report: AuditReport, path) -> pathlib.Path:
+def save(report, path) -> pathlib.Path:
     """Write the report's figure to ``path``: .png, or .html (figure, verdict and table of tests)."""
-    return figures.write(path, f"Privacy audit of {report.target or 'a mechanism'}", figure(report), report.html())
+    return figures.write(path, f"Privacy audit of {report.target or 'a mechanism'}", figure(report), report.html(with_figure=False))

@@ -21,6 +21,10 @@ MAX_INTEGER_BINS = 100
 TAIL = 0.001
 
 
+#: the two sides of a test, in the order of each direction's ratio
+SIDE_NAMES = {"D→D'": ("M(D)", "M(D')"), "D'→D": ("M(D')", "M(D)")}
+
+
 @attrs.frozen
 class Histogram:
     """``counts[s][i]`` values of side s (0: M(D), 1: M(D')) in [edges[i], edges[i+1]);

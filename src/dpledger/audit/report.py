@@ -8,10 +8,7 @@ import math
 import attrs
 import numpy as np
 
-from .._render import html_table
-from .histogram import Histogram
-
-SIDE_NAMES = {"D→D'": ("M(D)", "M(D')"), "D'→D": ("M(D')", "M(D)")}
+from .histogram import SIDE_NAMES, Histogram
 
 
 @attrs.frozen
@@ -172,7 +169,8 @@ class AuditReport:
     half; ``level`` = (1 − confidence)/(2m), the level of every one-sided Clopper–Pearson bound, so
     that all bounds hold together with probability >= ``confidence``. ``seed`` is the entropy of the
     root ``SeedSequence``: passing it back as ``seed`` reproduces the audit. ``target`` names what
-    was audited and ``search`` how its pairs were found (both set by ``audit``).
+    was audited and ``search`` how its pairs were found; ``inputs`` shows each audited pair as (what
+differs, preview of D, preview of D′), short strings (all three set by ``audit``).
     """
 
     claimed: tuple[float, float]
@@ -187,6 +185,7 @@ class AuditReport:
     target: str = ""
     search: SearchSummary | None = None
     claims: dict = attrs.field(factory=dict)
+    inputs: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def epsilon_lower_bound(self) -> float:
@@ -256,12 +255,11 @@ class AuditReport:
                               f"{test.counts[0]} / {test.counts[1]}", f"{test.epsilon_lower_bound:.4g}")
         return table
 
-    def html(self) -> str:
-        """The verdict and the table of tests as an HTML fragment (Jupyter, report pages)."""
-        from html import escape
+    def html(self, with_figure: bool = True) -> str:
+        """The verdict, the pairs (D, D′), the figure and the table of tests as HTML (``report_html``)."""
+        from .report_html import html
 
-        summary = "".join(f"<p>{escape(line.strip())}</p>\n" for line in str(self).split("\n")[:2])
-        return summary + html_table(self.table())
+        return html(self, with_figure)
 
     def _repr_html_(self) -> str:
         return self.html()
