@@ -10,7 +10,8 @@ under that filter, whenever it stops; ``spent`` and ``remaining`` are the filter
 A charge that would exceed the budget raises ``BudgetExceeded``: nothing is recorded and no data
 is touched. Charges never depend on the data: a graph run is charged its planned cost before it
 starts, whether it later halts or not. ``Accountant.open(path, ...)`` keeps the ledger in an
-SQLite file: the budget survives restarts and processes sharing the file never overspend.
+SQLite file or a PostgreSQL database (a ``postgresql://`` URL): the budget survives restarts and
+clients sharing it never overspend.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from .cost import cost_of
 from .book import Book
 from .schedule import Schedule, declared as declared_schedule
 from . import storage
-from .storage import MemoryStore, SQLiteStore
+from .storage import MemoryStore
 
 
 class Accountant:
@@ -58,7 +59,8 @@ class Accountant:
     @classmethod
     def open(cls, path, budget: _g.Guarantee | None = None, filter=None, relation: Relation | None = None, *,  # noqa: A002
              orders=None) -> "Accountant":
-        """A durable accountant whose ledger is the SQLite file ``path`` (created if missing).
+        """A durable accountant whose ledger is the SQLite file ``path`` (created if missing) or the
+        PostgreSQL database at a ``postgresql://`` URL (made a ledger by ``dpledger ledger init URL``).
 
         Reopening restores the spent budget and the ledger. What is not given (``None``) is read
         from the file: its budget, filter and orders; a different value is refused, and so is a
@@ -78,7 +80,7 @@ class Accountant:
         self = cls.__new__(cls)
         budget = _g.check("budget", budget)
         rule = _filters.make(filter, budget, orders)
-        store = SQLiteStore(path, budget, rule.describe(), None if relation is None else check_relation("relation", relation))
+        store = storage.open_store(path, budget, rule.describe(), None if relation is None else check_relation("relation", relation))
         self._setup(budget, rule, store.relation, store)
         with self._lock, store.transaction() as earlier:
             book = self._book.copy()
