@@ -1,6 +1,6 @@
 """A ledger in a PostgreSQL database, shared by clients on any machine (psycopg 3).
 
-The same tables and rules as an SQLite file (``storage.SQLStore``). Every charge is one
+The same tables and rules as an SQLite file (``sqlstore.SQLStore``). Every charge is one
 transaction that first takes ``SELECT ... FOR UPDATE`` on the meta row ``schema``: one row lock
 that every writer takes before reading the entries, so charges are decided one after another
 against everything committed before (docs/design.md, "The accountant and the ledger schema").
@@ -16,7 +16,7 @@ import contextlib
 from .. import guarantees as _g
 from ..errors import LedgerError
 from ..relations import Relation
-from .storage import SCHEMA_VERSION, SQLStore, read_rows
+from .sqlstore import SCHEMA_VERSION, SQLStore, read_rows
 
 _TABLES = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
            "CREATE TABLE entries (id BIGSERIAL PRIMARY KEY, document TEXT NOT NULL)")
