@@ -3,14 +3,12 @@ tests/conftest.py) keep the same budget, filter and relation rules, and several 
 charging one budget never overspend it."""
 
 import json
-import multiprocessing
-
 import pytest
 
 import dpledger as dp
 from dpledger.accountant.postgres import init
 from dpledger.cli import main
-from spending import spender
+from spending import spend_together
 
 BUDGET = dp.PureDP(1.0)
 STEP = dp.PureDP(0.5)
@@ -89,16 +87,7 @@ def test_ledger_show_and_json_read_it_alike(ledger, capsys):
 
 def test_processes_charging_one_budget_record_exactly_what_it_admits(ledger):
     dp.Accountant.open(ledger, BUDGET, relation=dp.ReplaceOne()).close()
-    context = multiprocessing.get_context("spawn")
-    ready = context.Event()
-    workers = [context.Process(target=spender, args=(ledger, dp.PureDP(1.0), dp.PureDP(1 / 64), 24, ready))
-               for _ in range(4)]  # 96 tries at a budget that admits exactly 64
-    for w in workers:
-        w.start()
-    ready.set()
-    for w in workers:
-        w.join(120)
-        assert w.exitcode == 0
+    spend_together(ledger, dp.PureDP(1.0), dp.PureDP(1 / 64), 24, 4)  # 96 tries; exactly 64 fit
     read = dp.Accountant.inspect(ledger)
     assert len(read.ledger) == 64 and len({e.name for e in read.ledger}) == 64
     assert read.spent.epsilon == 1.0

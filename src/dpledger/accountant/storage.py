@@ -21,6 +21,7 @@ from typing import Iterator
 
 from .. import guarantees as _g
 from ..relations import Relation, from_name
+from ..errors import LedgerCorrupt
 from .entries import LedgerEntry
 from .sqlstore import SCHEMA_VERSION, SQLStore, filter_text, read_rows  # noqa: F401 - their documented home
 
@@ -53,6 +54,8 @@ class SQLiteStore(SQLStore):
 
     def __init__(self, path: str | pathlib.Path, budget: _g.Guarantee, filter_: dict,
                  relation: Relation | None):
+        if pathlib.Path(path).exists():
+            read(path)  # an existing file must already be a ledger (LedgerCorrupt otherwise): never initialised
         connection = sqlite3.connect(path, timeout=120.0, isolation_level=None, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=FULL")
@@ -110,11 +113,15 @@ def read(path: str | pathlib.Path) -> tuple[dict, tuple[LedgerEntry, ...]]:
         return read_database(path)
     path = pathlib.Path(path)
     if not path.is_file():
-        raise ValueError(f"no ledger file at {path}")
+        raise ValueError(f"no ledger file at {path}" if not path.exists() else
+                         f"{path} is not a file: a ledger is a file (or a postgresql:// URL)")
     try:
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
             rows = db.execute("SELECT document FROM entries ORDER BY id").fetchall()
     except sqlite3.DatabaseError as exc:
-        raise ValueError(f"{path} is not a dpledger ledger file: {exc}") from None
+        what = "an empty file" if path.stat().st_size == 0 else f"unreadable as a ledger ({exc})"
+        raise LedgerCorrupt(f"{path} is not a dpledger ledger file: {what}. An existing file is never made a "
+                            "ledger: restore the ledger from its backup, or give a new path for a new "
+                            "budget. Nothing was charged.") from None
     return meta, read_rows(rows)
