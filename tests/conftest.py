@@ -51,3 +51,15 @@ def postgres_url(postgres_server):
     name = f"t{os.getpid()}_{next(_databases)}"
     postgres_server.psql(f"CREATE DATABASE {name};")
     return postgres_server.get_uri(name)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def ledger(request, tmp_path):
+    """Where a new ledger lives: a file path, or the URL of an initialised empty database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "l.sqlite")
+    from dpledger.accountant.postgres import init
+
+    url = request.getfixturevalue("postgres_url")
+    init(url)
+    return url

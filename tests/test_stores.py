@@ -14,16 +14,6 @@ BUDGET = dp.PureDP(1.0)
 STEP = dp.PureDP(0.5)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def ledger(request, tmp_path):
-    """Where a new ledger lives: a file path, or the URL of an initialised empty database."""
-    if request.param == "sqlite":
-        return str(tmp_path / "l.sqlite")
-    url = request.getfixturevalue("postgres_url")
-    init(url)
-    return url
-
-
 def test_reopening_restores_budget_filter_relation_and_ledger(ledger):
     acct = dp.Accountant.open(ledger, BUDGET, "basic", relation=dp.ReplaceOne())
     acct.spend("a", STEP)
