@@ -15,3 +15,51 @@ settings.register_profile(
 settings.load_profile("dpledger")
 
 pytest_plugins = ["pytester"]  # tests/test_testing.py runs the plugin in a fresh pytest
+
+
+# --- a real PostgreSQL server for the ledger tests -------------------------------------------------
+# One embedded server (pgserver: its own binaries, started as an unprivileged user when run as root)
+# per pytest process, so each xdist worker has its own data directory and nothing is shared between
+# workers; each test gets a fresh database. A failed start is an error, never a skip.
+
+import itertools  # noqa: E402
+import shutil  # noqa: E402
+
+import pytest  # noqa: E402
+
+_databases = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A PostgreSQL server of this test process (about 1 s to start), stopped at the end."""
+    import pgserver  # the test extra; an ImportError here fails the tests that need it
+
+    folder = tempfile.mkdtemp(prefix="dpledger-pg-")
+    server = pgserver.get_server(folder, cleanup_mode=None)
+    yield server
+    server.cleanup()  # forgets the handle; the server is stopped here, without a shutdown checkpoint
+    from pgserver._commands import pg_ctl  # (a smart stop spent 15 s writing out the test databases)
+
+    pg_ctl(["-w", "-m", "immediate", "stop"], pgdata=server.pgdata, user=server.system_user)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """The URL of a fresh, empty database on the test process's server (no ledger tables yet)."""
+    name = f"t{os.getpid()}_{next(_databases)}"
+    postgres_server.psql(f"CREATE DATABASE {name};")
+    return postgres_server.get_uri(name)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def ledger(request, tmp_path):
+    """Where a new ledger lives: a file path, or the URL of an initialised empty database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "l.sqlite")
+    from dpledger.accountant.postgres import init
+
+    url = request.getfixturevalue("postgres_url")
+    init(url)
+    return url

@@ -20,6 +20,22 @@ def spender(path, budget, step, attempts, ready) -> None:
             pass
 
 
+def spend_together(path, budget, step, attempts, processes, timeout=120.0) -> None:
+    """``processes`` spawned spenders (``spender``) released at once against the ledger at
+    ``path``; each must exit cleanly."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    ready = context.Event()
+    workers = [context.Process(target=spender, args=(path, budget, step, attempts, ready)) for _ in range(processes)]
+    for w in workers:
+        w.start()
+    ready.set()
+    for w in workers:
+        w.join(timeout)
+        assert w.exitcode == 0
+
+
 def entries(path) -> int:
     """How many charges the ledger file holds (read directly, as a second process would)."""
     with sqlite3.connect(path, timeout=60) as db:

@@ -10,7 +10,7 @@ import pytest
 
 import dpledger as dp
 from dpledger.mechanisms import Gaussian, Laplace
-from spending import entries, spender
+from spending import entries, spend_together, spender
 
 BUDGET = dp.PureDP(1.0)
 STEP = dp.PureDP(0.005)  # exactly 200 steps fit: fsum of 200 × fl(0.005) rounds to 1.0
@@ -77,15 +77,7 @@ def _consistent(path):
 def test_processes_sharing_a_file_never_overspend(tmp_path):
     path = tmp_path / "shared.sqlite"
     dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne()).close()
-    context = multiprocessing.get_context("spawn")
-    ready = context.Event()
-    workers = [context.Process(target=spender, args=(path, BUDGET, STEP, 60, ready)) for _ in range(6)]
-    for w in workers:
-        w.start()
-    ready.set()
-    for w in workers:
-        w.join(120)
-        assert w.exitcode == 0
+    spend_together(path, BUDGET, STEP, 60, 6)
     recorded = _consistent(path)
     assert len(recorded) == 200 and len({e.name for e in recorded}) == 200
 

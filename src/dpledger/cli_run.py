@@ -20,7 +20,8 @@ def add_parsers(commands, estimator_arguments) -> None:
     run.add_argument("--input", required=True, help="edge list, GraphML, CSV or .npy (see `dpledger estimators`)")
     run.add_argument("--label", help="the input's name in the ledger (default: --input as given); never "
                                      "anything computed from the data")
-    run.add_argument("--ledger", required=True, help="SQLite ledger file (created if missing)")
+    run.add_argument("--ledger", required=True, help="SQLite ledger file (created if missing) or a postgresql:// "
+                                                   "URL (see `dpledger ledger init`)")
     run.add_argument("--budget-epsilon", type=float, help="a new ledger's budget (an existing one keeps its own)")
     run.add_argument("--budget-delta", type=float, help="a new ledger's δ (default 0)")
     run.add_argument("--filter", choices=("basic", "gdp", "zcdp", "rdp"),
@@ -32,12 +33,15 @@ def add_parsers(commands, estimator_arguments) -> None:
     run.add_argument("--seed", type=int, default=None, help="for reproducible experiments only")
     run.set_defaults(run=_run)
 
-    ledger = commands.add_parser("ledger", help="inspect a ledger file")
+    ledger = commands.add_parser("ledger", help="inspect a ledger, or initialise a PostgreSQL one")
     ledger_commands = ledger.add_subparsers(dest="ledger_command", required=True)
     show = ledger_commands.add_parser("show", help="print a ledger file's charges")
     show.add_argument("file")
     show.add_argument("--json", action="store_true")
     show.set_defaults(run=_ledger_show)
+    init = ledger_commands.add_parser("init", help="make an empty PostgreSQL database a ledger (postgresql://...)")
+    init.add_argument("url")
+    init.set_defaults(run=_ledger_init)
 
 
 def _orders(text: str) -> list[float]:
@@ -153,4 +157,16 @@ def _ledger_show(args) -> int:
     console = terminal()
     console.print(f"relation {accountant.relation or 'not fixed yet'}")
     console.print(accountant.ledger.table(title=str(args.file)))
+    return 0
+
+
+def _ledger_init(args) -> int:
+    """Make the ledger tables in an empty PostgreSQL database; its budget is fixed by the first run."""
+    from .accountant import storage
+
+    if not storage.is_url(args.url):
+        raise ValueError(f"{args.url} is not a postgresql:// URL: an SQLite ledger file is created by its first run")
+    from .accountant.postgres import init
+
+    print(init(args.url))
     return 0

@@ -22,3 +22,9 @@ class RelationError(PrivacyError, ValueError):
 class LedgerError(PrivacyError):
     """A ledger cannot be trusted for charging (e.g. a prepaid step of no charged schedule); it is
     refused, and ``Accountant.inspect`` still reads it."""
+
+
+class LedgerCorrupt(LedgerError, ValueError):
+    """An existing file (or database) at a ledger's path is not a readable dpledger ledger: empty,
+    another kind of file, or damaged. It is refused, never initialised over, so a budget is never
+    started afresh on top of one that was lost; the message names the file."""

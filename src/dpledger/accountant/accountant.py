@@ -10,7 +10,8 @@ under that filter, whenever it stops; ``spent`` and ``remaining`` are the filter
 A charge that would exceed the budget raises ``BudgetExceeded``: nothing is recorded and no data
 is touched. Charges never depend on the data: a graph run is charged its planned cost before it
 starts, whether it later halts or not. ``Accountant.open(path, ...)`` keeps the ledger in an
-SQLite file: the budget survives restarts and processes sharing the file never overspend.
+SQLite file or a PostgreSQL database (a ``postgresql://`` URL): the budget survives restarts and
+clients sharing it never overspend.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from .cost import cost_of
 from .book import Book
 from .schedule import Schedule, declared as declared_schedule
 from . import storage
-from .storage import MemoryStore, SQLiteStore
+from .storage import MemoryStore
 
 
 class Accountant:
@@ -58,7 +59,8 @@ class Accountant:
     @classmethod
     def open(cls, path, budget: _g.Guarantee | None = None, filter=None, relation: Relation | None = None, *,  # noqa: A002
              orders=None) -> "Accountant":
-        """A durable accountant whose ledger is the SQLite file ``path`` (created if missing).
+        """A durable accountant whose ledger is the SQLite file ``path`` (created if missing) or the
+        PostgreSQL database at a ``postgresql://`` URL (made a ledger by ``dpledger ledger init URL``).
 
         Reopening restores the spent budget and the ledger. What is not given (``None``) is read
         from the file: its budget, filter and orders; a different value is refused, and so is a
@@ -78,7 +80,7 @@ class Accountant:
         self = cls.__new__(cls)
         budget = _g.check("budget", budget)
         rule = _filters.make(filter, budget, orders)
-        store = SQLiteStore(path, budget, rule.describe(), None if relation is None else check_relation("relation", relation))
+        store = storage.open_store(path, budget, rule.describe(), None if relation is None else check_relation("relation", relation))
         self._setup(budget, rule, store.relation, store)
         with self._lock, store.transaction() as earlier:
             book = self._book.copy()
@@ -158,11 +160,14 @@ class Accountant:
             self._book = book
 
     # -- charging -----------------------------------------------------------------------------
-    def spend(self, name: str, what: _g.Guarantee | Mechanism, relation: Relation | None = None) -> LedgerEntry:
+    def spend(self, name: str, what: _g.Guarantee | Mechanism, relation: Relation | None = None, *,
+              charge_id: str | None = None) -> LedgerEntry:
         """Charge one adaptively chosen step (a guarantee, a mechanism, a graph or its plan) through
         the filter and record it; raise before recording if it does not fit. Call this *before*
-        running the step. A graph is charged under its own relation."""
-        return self._charge(name, cost_of(what), relation)
+        running the step. A graph is charged under its own relation. ``charge_id``: the client's
+        id for this charge; if the ledger already records it (a retry after a lost connection),
+        its entry is returned and nothing is charged (``LedgerEntry.charge_id``)."""
+        return self._charge(name, cost_of(what), relation, charge_id=charge_id)
 
     def plan(self, graph):
         """The graph's total guarantee and step-by-step breakdown, computed without data; a graph
@@ -179,7 +184,7 @@ class Accountant:
         return plan
 
     def run(self, graph, data, rng: np.random.Generator | None = None, name: str | None = None,
-            label: str | None = None) -> Result:
+            label: str | None = None, *, charge_id: str | None = None) -> Result:
         """Validate the input, plan, charge the full planned cost through the filter, then execute
         the graph. ``label``: a public name for the input (a file name), recorded with the charge;
         the ledger is an observable, so never pass anything computed from the data.
@@ -187,12 +192,15 @@ class Accountant:
         A halted run returns ``Result(output=None, halted=True, ...)`` and stays charged: the
         charge never depends on the data. Bad input is refused before the charge; an error raised
         while the graph touches the data is a bug and surfaces as a ``PrivacyError`` naming the
-        step, after the charge.
+        step, after the charge. ``charge_id``: if the ledger already records it, nothing is charged
+        and nothing runs (``Result.replayed``): a retry yields one charge and one output, or none.
         """
         plan = self.plan(graph)
         data = graph.validate(data)
         rng = _random.generator(rng)
-        entry = self._charge(name or plan.name, cost_of(plan), label=_label(label))
+        entry, fresh = self._charge_once(name or plan.name, cost_of(plan), label=_label(label), charge_id=charge_id)
+        if not fresh:
+            return Result(None, False, None, {}, entry, replayed=True)  # recorded before: never run twice
         return execute(graph, plan, data, rng, entry)
 
     def declare(self, name: str, steps, relation: Relation | None = None) -> Schedule:
@@ -238,7 +246,13 @@ class Accountant:
                 "(use a separate accountant, or restate the step under the same relation). Nothing was charged.")
         return relation
 
-    def _charge(self, name, cost, relation=None, prepaid: str | None = None, label: str | None = None) -> LedgerEntry:
+    def _charge(self, name, cost, relation=None, prepaid: str | None = None, label: str | None = None,
+                charge_id: str | None = None) -> LedgerEntry:
+        """The entry of the charge (``_charge_once``), recorded now or, for a known id, before."""
+        return self._charge_once(name, cost, relation, prepaid, label, charge_id)[0]
+
+    def _charge_once(self, name, cost, relation=None, prepaid: str | None = None, label: str | None = None,
+                     charge_id: str | None = None) -> tuple[LedgerEntry, bool]:
         """Price ``cost`` through the filter (nothing for a step of a schedule paid in advance, which
         must be its next declared step) and append its entry, atomically; ``BudgetExceeded`` with
         nothing recorded if it does not fit. Every check runs inside the store's transaction, on a
@@ -246,10 +260,16 @@ class Accountant:
         book is replaced only once the store has committed."""
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
+        if charge_id is not None and (not isinstance(charge_id, str) or not charge_id):
+            raise ValueError(f"charge_id must be a non-empty string (unique per charge), got {charge_id!r}")
         with self._lock:
             with self._store.transaction() as others:
                 book = self._book.copy()
                 book.take(others)
+                if charge_id is not None and charge_id in book.ids:
+                    recorded = _same_charge(book.ids[charge_id], name, cost)  # raises before the book changes
+                    self._book = book  # what was read stays read; nothing is appended
+                    return recorded, False
                 book.adopt(self._store.relation, book.where)
                 relation = self._relation_for(relation, cost.relation, book=book)
                 if cost.kind == "schedule" and name in book.schedules:
@@ -266,12 +286,12 @@ class Accountant:
                         f"{self.filter.usage(book.total)}. Nothing was charged.")
                 entry = LedgerEntry(name, cost.kind, str(relation), cost.guarantee, cost.rule, cost.params,
                                     cost.steps, _events.to_dict(cost.event), charged=self.filter.price_text(price),
-                                    prepaid=prepaid, label=label)
+                                    prepaid=prepaid, label=label, charge_id=charge_id)
                 book.adopt(relation, book.where)  # the session's own, whatever relation it is
                 book.take([entry])  # exactly as a re-read will: checked before it is written
                 self._store.append(entry, relation)
             self._book = book
-            return entry
+            return entry, True
 
     # -- export -------------------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -303,6 +323,14 @@ class Accountant:
 
     def __repr__(self) -> str:
         return f"Accountant(budget={self.budget}, filter={self.filter.name!r}, spent: {self.spent})"
+
+
+def _same_charge(entry: LedgerEntry, name: str, cost) -> LedgerEntry:
+    """The recorded entry of a charge id, if the retry asks for the same step; else a ValueError."""
+    if entry.name != name or entry.guarantee != cost.guarantee:
+        raise ValueError(f"the charge id {entry.charge_id!r} is recorded for {entry.name!r} ({entry.guarantee}), not "
+                         f"{name!r} ({cost.guarantee}): choose a new id for a new charge. Nothing was charged.")
+    return entry
 
 
 def _label(label) -> str | None:

@@ -31,11 +31,13 @@ class Book:
         self.total = rule.zero()
         self.schedules: dict[str, list] = {}  # name -> [its charge, its declared steps, prepaid steps recorded]
         self.doubts: list[str] = []
+        self.ids: dict[str, LedgerEntry] = {}  # client-chosen charge id -> its recorded entry
 
     def copy(self) -> "Book":
         other = copy.copy(self)
         other.schedules = {name: list(known) for name, known in self.schedules.items()}
         other.doubts = list(self.doubts)
+        other.ids = dict(self.ids)
         return other
 
     def adopt(self, relation: Relation | None, what: str) -> None:
@@ -84,6 +86,8 @@ class Book:
                 raise LedgerError(f"{self.where} charges two schedules named {entry.name!r}")
             self.schedules[entry.name] = [entry, declared_steps(entry), 0]
         self.total = tuple(t + p for t, p in zip(self.total, price))
+        if entry.charge_id is not None:
+            self.ids.setdefault(entry.charge_id, entry)
 
     def _covered(self, entry: LedgerEntry, event) -> str | None:
         """Count a prepaid step against its schedule's next declared step; why it is not covered, or None."""

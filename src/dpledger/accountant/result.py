@@ -13,13 +13,17 @@ from .entries import LedgerEntry
 class Result:
     """Outcome of ``Accountant.run``: ``output`` (None when halted), which step halted, every
     value the plan releases (``outputs``, by step name, those released before a halt included)
-    and the ledger entry that paid for it. Nothing else about the run is exposed."""
+    and the ledger entry that paid for it. Nothing else about the run is exposed.
+
+    ``replayed``: the run's charge id was already recorded, so this call charged nothing and ran
+    nothing (``output`` None, ``outputs`` empty): the first call's output is the only one."""
 
     output: Any
     halted: bool
     halted_by: str | None
     outputs: dict
     entry: LedgerEntry
+    replayed: bool = False
 
 
 def execute(graph, plan, data, rng, entry: LedgerEntry) -> Result:

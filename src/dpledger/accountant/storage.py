@@ -1,4 +1,5 @@
-"""Where the ledger lives: in memory, or in an SQLite file shared by processes.
+"""Where the ledger lives: in memory, in an SQLite file shared by processes, or in a PostgreSQL
+database shared by machines (``postgres``; the rules both keep are in ``sqlstore``).
 
 Both offer the same operations to the accountant: ``transaction()`` (a context in which the
 budget check and the append are atomic, yielding the entries other writers added since this
@@ -19,13 +20,10 @@ import threading
 from typing import Iterator
 
 from .. import guarantees as _g
-from ..errors import RelationError
 from ..relations import Relation, from_name
+from ..errors import LedgerCorrupt
 from .entries import LedgerEntry
-
-#: 2: the session's filter replaced the composition mode (``filter``, a JSON object: name and
-#: fixed parameters); entries gained ``charged`` and ``prepaid``.
-SCHEMA_VERSION = 2
+from .sqlstore import SCHEMA_VERSION, SQLStore, filter_text, read_rows  # noqa: F401 - their documented home
 
 
 class MemoryStore:
@@ -51,137 +49,79 @@ class MemoryStore:
             return tuple(self._entries)
 
 
-class SQLiteStore:
-    """An SQLite ledger file: a ``meta`` table (budget, filter, relation, schema version)
-    and an append-only ``entries`` table with one JSON document per charge."""
+class SQLiteStore(SQLStore):
+    """An SQLite ledger file; ``BEGIN IMMEDIATE`` takes the file's one write lock."""
 
     def __init__(self, path: str | pathlib.Path, budget: _g.Guarantee, filter_: dict,
                  relation: Relation | None):
-        self.path = pathlib.Path(path)
-        self._connection = sqlite3.connect(self.path, timeout=120.0, isolation_level=None, check_same_thread=False)
-        self._connection.execute("PRAGMA journal_mode=WAL")
-        self._connection.execute("PRAGMA synchronous=FULL")
-        self._lock = threading.RLock()
-        self._seen = 0
-        self.relation = self._initialise(budget, filter_, relation)
+        if pathlib.Path(path).exists():
+            read(path)  # an existing file must already be a ledger (LedgerCorrupt otherwise): never initialised
+        connection = sqlite3.connect(path, timeout=120.0, isolation_level=None, check_same_thread=False)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=FULL")
+        connection.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        connection.execute("CREATE TABLE IF NOT EXISTS entries (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+                           "document TEXT NOT NULL)")
+        super().__init__(str(path), connection, budget, filter_, relation)
 
-    def _initialise(self, budget, filter_, relation) -> Relation | None:
-        wanted = {"budget": json.dumps(_g.to_dict(budget)), "filter": json.dumps(filter_, sort_keys=True),
-                  "schema": str(SCHEMA_VERSION)}
-        with self._write() as db:
-            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            db.execute("CREATE TABLE IF NOT EXISTS entries (id INTEGER PRIMARY KEY AUTOINCREMENT, "
-                       "document TEXT NOT NULL)")
-            stored = dict(db.execute("SELECT key, value FROM meta").fetchall())
-            if not stored:
-                db.executemany("INSERT INTO meta VALUES (?, ?)", list(wanted.items()))
-                if relation is not None:
-                    db.execute("INSERT INTO meta VALUES ('relation', ?)", (str(relation),))
-                return relation
-            if stored.get("schema") != wanted["schema"]:
-                raise ValueError(
-                    f"{self.path} is a ledger file of schema {stored.get('schema')}, not {SCHEMA_VERSION}: it was "
-                    "written by an older dpledger, whose composition modes are not privacy filters. Keep it for the "
-                    "record (dpledger ledger show reads it) and open a new file for a new budget"
-                )
-            for key, text in (("budget", lambda v: f"the budget {_g.from_dict(json.loads(v))}"), ("filter", filter_text)):
-                if stored.get(key) != wanted[key]:
-                    raise ValueError(
-                        f"{self.path} was created with {text(stored[key])}, not {text(wanted[key])}: a budget file "
-                        "keeps its budget and filter for life (open a new file for a new budget)"
-                    )
-            saved = from_name(stored["relation"]) if "relation" in stored else None
-            if relation is not None and saved is not None and relation != saved:
-                raise RelationError(f"{self.path} charges under {saved}, not {relation}")
-            if saved is None and relation is not None:
-                db.execute("INSERT INTO meta VALUES ('relation', ?)", (str(relation),))
-            return saved or relation
+    def _begin(self) -> None:
+        self._connection.execute("BEGIN IMMEDIATE")
 
-    @contextlib.contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; a rollback also rolls back what this store has seen (a row read
-        or inserted in it is read again next time: another writer may reuse a rolled-back id)."""
-        with self._lock:
-            seen, relation = self._seen, getattr(self, "relation", None)
-            self._connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._connection
-            except BaseException:
-                self._connection.execute("ROLLBACK")
-                self._seen, self.relation = seen, relation
-                raise
-            self._connection.execute("COMMIT")
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[list[LedgerEntry]]:
-        """Holds the file's write lock: yields entries written since we last looked, with
-        ``relation`` read again from the file (another process may have fixed it since)."""
-        with self._write() as db:
-            self.relation = self._stored_relation()
-            rows = db.execute("SELECT id, document FROM entries WHERE id > ? ORDER BY id", (self._seen,)).fetchall()
-            if rows:
-                self._seen = rows[-1][0]
-            yield [LedgerEntry.from_dict(json.loads(document)) for _, document in rows]
-
-    def _stored_relation(self) -> Relation | None:
-        row = self._connection.execute("SELECT value FROM meta WHERE key = 'relation'").fetchone()
-        return None if row is None else from_name(row[0])
-
-    def append(self, entry: LedgerEntry, relation: Relation) -> None:
-        """Inside ``transaction()``: the charge under ``relation`` (fixing the file's relation if it is
-        still open); the row is committed when the transaction ends."""
-        self.set_relation(relation)
-        cursor = self._connection.execute("INSERT INTO entries (document) VALUES (?)", (json.dumps(entry.to_dict()),))
-        self._seen = cursor.lastrowid
-
-    def set_relation(self, relation: Relation) -> None:
-        """Inside ``transaction()``: fix the file's relation, or check it is the one already fixed."""
-        stored = self._stored_relation()
-        if stored is None:
-            self._connection.execute("INSERT INTO meta VALUES ('relation', ?)", (str(relation),))
-        elif stored != relation:
-            raise RelationError(f"{self.path} charges under {stored}, not {relation}: guarantees under different "
-                                "relations do not compose. Nothing was charged.")
-        self.relation = relation
-
-    def entries(self) -> tuple[LedgerEntry, ...]:
-        with self._lock:
-            rows = self._connection.execute("SELECT document FROM entries ORDER BY id").fetchall()
-        return tuple(LedgerEntry.from_dict(json.loads(document)) for (document,) in rows)
-
-    def close(self) -> None:
-        with self._lock:
-            self._connection.close()
+    def _insert(self, document: str) -> int:
+        return self._sql("INSERT INTO entries (document) VALUES (?)", (document,)).lastrowid
 
 
-def filter_text(spec: str | dict) -> str:
-    """A stored filter in words: "the 'rdp' filter (orders 1.5, 2, ...)"."""
-    spec = json.loads(spec) if isinstance(spec, str) else spec
-    rest = ", ".join(f"{key} {', '.join(f'{v:g}' for v in value) if isinstance(value, list) else value}"
-                     for key, value in spec.items() if key != "filter")
-    return f"the {spec['filter']!r} filter" + (f" ({rest})" if rest else "")
+def is_url(where) -> bool:
+    """Whether a ledger is named by a PostgreSQL URL rather than a file path."""
+    return isinstance(where, str) and where.startswith(("postgresql://", "postgres://"))
+
+
+def open_store(where, budget, filter_, relation) -> SQLStore:
+    """The store a ledger's name selects: a ``postgresql://`` URL or an SQLite file path."""
+    if is_url(where):
+        from .postgres import PostgresStore
+
+        return PostgresStore(where, budget, filter_, relation)
+    return SQLiteStore(where, budget, filter_, relation)
 
 
 def settings(path: str | pathlib.Path) -> dict | None:
     """What an existing ledger file fixed at creation (``budget``, ``filter``, ``orders``, ``relation``),
     or None when there is no file at ``path``."""
+    if is_url(path):
+        from .postgres import read as read_database
+
+        meta, _ = read_database(path)
+        return None if "budget" not in meta else _settings(meta)
     if not pathlib.Path(path).exists():
         return None
     meta, _ = read(path)
+    return _settings(meta)
+
+
+def _settings(meta: dict) -> dict:
     spec = json.loads(meta["filter"]) if "filter" in meta else {"filter": "basic"}
     return {"budget": _g.from_dict(json.loads(meta["budget"])), "filter": spec["filter"], "orders": spec.get("orders"),
             "relation": from_name(meta["relation"]) if "relation" in meta else None}
 
 
 def read(path: str | pathlib.Path) -> tuple[dict, tuple[LedgerEntry, ...]]:
-    """The meta table and the entries of a ledger file, read-only (for ``dpledger ledger show``)."""
+    """The meta table and the entries of a ledger (file or URL), read-only (for ``dpledger ledger show``)."""
+    if is_url(path):
+        from .postgres import read as read_database
+
+        return read_database(path)
     path = pathlib.Path(path)
     if not path.is_file():
-        raise ValueError(f"no ledger file at {path}")
+        raise ValueError(f"no ledger file at {path}" if not path.exists() else
+                         f"{path} is not a file: a ledger is a file (or a postgresql:// URL)")
     try:
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
             rows = db.execute("SELECT document FROM entries ORDER BY id").fetchall()
     except sqlite3.DatabaseError as exc:
-        raise ValueError(f"{path} is not a dpledger ledger file: {exc}") from None
-    return meta, tuple(LedgerEntry.from_dict(json.loads(document)) for (document,) in rows)
+        what = "an empty file" if path.stat().st_size == 0 else f"unreadable as a ledger ({exc})"
+        raise LedgerCorrupt(f"{path} is not a dpledger ledger file: {what}. An existing file is never made a "
+                            "ledger: restore the ledger from its backup, or give a new path for a new "
+                            "budget. Nothing was charged.") from None
+    return meta, read_rows(rows)
