@@ -4,6 +4,7 @@ transaction that serialises against every other writer, and insert a row."""
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import json
 import threading
@@ -19,7 +20,7 @@ from .entries import LedgerEntry
 SCHEMA_VERSION = 2
 
 
-class SQLStore:
+class SQLStore(abc.ABC):
     """A ledger in a database: a ``meta`` table (budget, filter, relation, schema version) and an
     append-only ``entries`` table with one JSON document per charge. Subclasses say how to connect,
     how to begin a transaction that serialises against every other writer (``_begin``), how to
@@ -45,8 +46,9 @@ class SQLStore:
         """Make the tables if the ledger may be created here (an SQLite file); a database must be
         initialised with ``dpledger ledger init`` first."""
 
+    @abc.abstractmethod
     def _insert(self, document: str) -> int:
-        raise NotImplementedError
+        """Append one entry's JSON document inside the open transaction; its new id."""
 
     def _initialise(self, budget, filter_, relation) -> Relation | None:
         wanted = {"budget": json.dumps(_g.to_dict(budget)), "filter": json.dumps(filter_, sort_keys=True),
@@ -79,8 +81,9 @@ class SQLStore:
                 self._sql("INSERT INTO meta VALUES ('relation', ?)", (str(relation),))
             return saved or relation
 
+    @abc.abstractmethod
     def _begin(self) -> None:
-        raise NotImplementedError
+        """Begin a transaction that serialises against every other writer of this ledger."""
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:
