@@ -34,7 +34,7 @@ def test_rho_bound_never_exceeds_the_gaussian_rho(mu):
 
 
 def test_a_gaussian_is_audited_in_mu_and_a_float_safe_one_in_rho():
-    textbook = audit(TextbookGaussian(1.0, 1e-5), samples=400_000, confidence=0.9, seed=1)
+    textbook = audit(TextbookGaussian(1.0, 1e-5), samples=400_000, confidence=0.9, seed=1, ideal_reals=True)
     mu = textbook.claims["mu"]
     assert mu == pytest.approx(1 / TextbookGaussian(1.0, 1e-5).sigma)
     assert 0.85 * mu < textbook.mu_lower_bound <= mu and not textbook.violation and textbook.rho_lower_bound is None

@@ -44,9 +44,10 @@ MECHANISMS = {
     "gaussian": (Gaussian(1.0, 1e-5), {}),
     "truncated-laplace": (TruncatedLaplace(1.0, 1e-3), {}),
     "discrete-laplace": (DiscreteLaplace(1.0, sensitivity=2), {}),
-    "textbook-laplace": (TextbookLaplace(1.0), {}),
-    "textbook-gaussian-analytic": (TextbookGaussian(1.0, 1e-5), {}),
-    "textbook-truncated-laplace": (TextbookTruncatedLaplace(1.0, 1e-3), {}),
+    # textbook float noise keeps its claim on the reals only (the default audit flags its rounding)
+    "textbook-laplace": (TextbookLaplace(1.0), {"ideal_reals": True}),
+    "textbook-gaussian-analytic": (TextbookGaussian(1.0, 1e-5), {"ideal_reals": True}),
+    "textbook-truncated-laplace": (TextbookTruncatedLaplace(1.0, 1e-3), {"ideal_reals": True}),
     "exponential": (Exponential(1.0), {}),
     "report-noisy-max": (ReportNoisyMax(1.0), {}),
     "report-noisy-max-monotone": (ReportNoisyMax(1.0, monotonic=True), {}),

@@ -137,7 +137,8 @@ def _search(resolved: Target, run: Callable[..., AuditReport], delta: float, exa
 def audit(target, epsilon: float | None = None, delta: float | None = None, *, pairs=None, relation=None,
           data=None, samples: int = 100_000, confidence: float = 0.95, seed: int | None = None,
           executor: Executor | str | None = None, search_examples: int = 20, search_samples: int | None = None,
-          audited_pairs: int = 2, statistics: Sequence[Callable] = (), progress: object = None) -> AuditReport:
+          audited_pairs: int = 2, statistics: Sequence[Callable] = (), progress: object = None,
+          ideal_reals: bool = False) -> AuditReport:
     """Audit the privacy claim of ``target`` empirically; see the module docstring.
 
     ``target``: a registered estimator's name (its ``example`` gives parameters and input, the
@@ -151,7 +152,8 @@ def audit(target, epsilon: float | None = None, delta: float | None = None, *, p
     the default pairs unscored); ``audited_pairs`` best candidates audited. ``executor``: any
     ``concurrent.futures.Executor`` (e.g. ``distributed.Client.get_executor()``) or
     "processes" for a process pool on every core (the target must pickle: see ``runners``).
-    ``statistics``: extra reductions for ``audit_pairs``. ``progress``: a rich bar (None: only on
+    ``statistics``: extra reductions for ``audit_pairs``; ``ideal_reals``: audit the claim on the
+    reals, float rounding untested (``audit_pairs``). ``progress``: a rich bar (None: only on
     an interactive terminal). ``seed`` reproduces everything, search included.
     """
     start = time.perf_counter()
@@ -184,7 +186,8 @@ def audit(target, epsilon: float | None = None, delta: float | None = None, *, p
 
         def run(pairs: list, **options) -> AuditReport:
             return audit_pairs(resolved.runner(pairs), pairs, epsilon=epsilon, delta=delta, executor=pool,
-                               relation=resolved.relation, statistics=statistics, progress=tracker, **options)
+                               relation=resolved.relation, statistics=statistics, progress=tracker,
+                               ideal_reals=ideal_reals, **options)
 
         search = None
         if searching:

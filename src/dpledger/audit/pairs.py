@@ -107,7 +107,8 @@ def checked_statistics(statistics: Sequence[Callable]) -> list[tuple[str, Callab
     return checked
 
 
-def _statistics(fn: Callable, pair, train: tuple[Outputs, Outputs], extra: list[tuple[str, Callable]]) -> list[Statistic]:
+def _statistics(fn: Callable, pair, train: tuple[Outputs, Outputs], extra: list[tuple[str, Callable]],
+                ideal_reals: bool) -> list[Statistic]:
     """The fitted statistics of a pair, the runner's own for this pair (a graph's low-order-bit
     statistics), then the caller's (when some output was released). All are fixed before the
     test half is drawn."""
@@ -119,7 +120,7 @@ def _statistics(fn: Callable, pair, train: tuple[Outputs, Outputs], extra: list[
     scalar = shape == () or (len(first.fields) == 1 and first.fields[0][1] == 1)
     learned = [] if scalar and not (first.halted.any() or second.halted.any()) else [
         s for s in (fit_learned(first, second),) if s is not None]
-    return fit_statistics(first, second) + learned + [s for s in own if s.field in present] + custom
+    return fit_statistics(first, second, ideal_reals) + learned + [s for s in own if s.field in present] + custom
 
 
 def _evaluate(candidate: Candidate, index: int, counter: Counter, tallies: tuple[Tally, Tally], delta: float,
@@ -156,7 +157,7 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
                 samples: int = 100_000, confidence: float = 0.95, seed: int | None = None,
                 executor: Executor | None = None, relation: object | None = None, *,
                 events_per_pair: int = EVENTS_PER_PAIR, statistics: Sequence[Callable] = (),
-                currencies: Sequence[str] = (), progress: object = False) -> AuditReport:
+                currencies: Sequence[str] = (), progress: object = False, ideal_reals: bool = False) -> AuditReport:
     """Audit the claim that ``fn`` is (``epsilon``, ``delta``)-DP on each neighbouring pair.
 
     ``fn(data, rng)`` returns one output (scalar, vector, label vector, or None / a string for a
@@ -173,6 +174,9 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
     ``progress``: a rich progress bar over the runs (``None``: only on an interactive terminal).
     ``currencies``: also test, per pair, the event with the best training bound in each of these
     ("mu": μ-GDP), one more test each in the same Bonferroni family.
+    ``ideal_reals``: audit the claim for the mechanism on the reals, as a paper states it: the
+    float-roundness statistic (``statistics.Roundness``), which catches textbook float noise (not
+    ε-DP in floating point, whatever its scale), is then not searched, and the report says so.
 
     A mechanism that raises is recorded in the report's ``errors`` (that pair is not audited,
     ``ok`` is False); every other pair's tests stay valid.
@@ -203,7 +207,7 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
         trained = draw_training(fn, pairs, root.entropy, half_sizes[0], executor, tracker.advance)
         planned_level = bonferroni_level(confidence, planned)
         chosen = [result if isinstance(result, str)
-                  else choose_candidates(_statistics(fn, pair, result, extra), *result, delta, planned_level,
+                  else choose_candidates(_statistics(fn, pair, result, extra, bool(ideal_reals)), *result, delta, planned_level,
                                          events_per_pair, currencies)
                   for pair, result in zip(pairs, trained)]
         tests = sum(len(c) for c in chosen if not isinstance(c, str))
@@ -216,4 +220,4 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
                     for index, found in enumerate(zip(chosen, counters, tallies)))
     return AuditReport(claimed=(epsilon, delta), confidence=confidence, pairs=reports, samples=samples,
                        test_samples=half_sizes[1], tests=tests, level=level,
-                       seconds=time.perf_counter() - start, seed=int(root.entropy))
+                       seconds=time.perf_counter() - start, seed=int(root.entropy), ideal_reals=bool(ideal_reals))

@@ -171,6 +171,7 @@ class AuditReport:
     root ``SeedSequence``: passing it back as ``seed`` reproduces the audit. ``target`` names what
     was audited and ``search`` how its pairs were found; ``inputs`` shows each audited pair as (what
 differs, preview of D, preview of D′), short strings (all three set by ``audit``).
+    ``ideal_reals``: the claim was audited for the mechanism on the reals (float rounding untested).
     """
 
     claimed: tuple[float, float]
@@ -186,6 +187,7 @@ differs, preview of D, preview of D′), short strings (all three set by ``audit
     search: SearchSummary | None = None
     claims: dict = attrs.field(factory=dict)
     inputs: tuple[tuple[str, str, str], ...] = ()
+    ideal_reals: bool = False
 
     @property
     def epsilon_lower_bound(self) -> float:
@@ -294,6 +296,8 @@ differs, preview of D, preview of D′), short strings (all three set by ``audit
                 lines.append(f"  in its own currency, {name} with {symbol} = {claim:.4g}: certified {symbol} >= "
                              f"{rounded(bound, 'down', 3)} ({'VIOLATED' if bound > claim else 'consistent'}; "
                              "the same tests, the same confidence)")
+        if self.ideal_reals:
+            lines.append("  audited as a mechanism on the reals (ideal_reals=True): float rounding was not tested")
         if self.search is not None:
             lines.append(str(self.search))
         lines += [f"  {pair}" for pair in self.pairs]

@@ -147,6 +147,32 @@ class PlusOnes(ValueStatistic):
 
 
 @attrs.frozen
+class Roundness(ValueStatistic):
+    """The fewest significant bits of a coordinate plus its binary exponent, over the finite
+    nonzero coordinates (zeros count as the roundest: −1100; NaN where none is finite).
+
+    Float noise added to a centre c releases fl(c + X): far from c, fl rounds every output to the
+    grid of c's own magnitude, so an output near another centre c′ has fewer significant bits
+    than a float of its size drawn there (Mironov, CCS 2012). Low values mark such outputs; a
+    float-safe mechanism's lattice points look the same from every centre."""
+
+    name = "float roundness (significant bits + exponent)"
+
+    def _reduce(self, values: np.ndarray) -> np.ndarray:
+        least = np.min(roundness(values), axis=1, initial=np.inf, where=np.isfinite(values))
+        return np.where(np.isinf(least), np.nan, least)
+
+
+def roundness(values: np.ndarray) -> np.ndarray:
+    """Elementwise significant bits + ⌊log₂|x|⌋ of finite nonzero doubles; −1100 at zero."""
+    with np.errstate(invalid="ignore"):
+        mantissa, exponent = np.frexp(np.where(np.isfinite(values), values, 1.0))
+        digits = np.abs(mantissa * 2.0**53).astype(np.int64)  # the 53-bit significand, an integer
+    lowest = np.frexp((digits & -digits).astype(float))[1] - 1  # its trailing zero bits
+    return np.where(values == 0, -1100.0, (53 - lowest) + (exponent - 1.0))
+
+
+@attrs.frozen
 class Halted(Statistic):
     """1 for a halted run, 0 for a released output."""
 
@@ -261,17 +287,28 @@ def _vector_statistics(first: np.ndarray, second: np.ndarray, shape: tuple[int, 
     return found
 
 
-def fit_statistics(first: Outputs, second: Outputs) -> list[Statistic]:
+def _real_statistics(first: np.ndarray, second: np.ndarray, ideal_reals: bool) -> list[Statistic]:
+    """``Roundness`` when some training output is a finite non-integer, unless the caller audits
+    an ideal mechanism on the reals (``ideal_reals``)."""
+    both = np.concatenate([first.ravel(), second.ravel()])
+    real = np.isfinite(both) & (both != np.round(both))
+    return [] if ideal_reals or not real.any() else [Roundness()]
+
+
+def fit_statistics(first: Outputs, second: Outputs, ideal_reals: bool = False) -> list[Statistic]:
     """Statistics to search for events, chosen from the training outputs of M(D) and M(D').
 
     The released outputs of both sides must share one shape (``sampling`` checks this); for
     observations, the statistics of each field are fitted on the runs that released it.
+    ``ideal_reals``: the claim is about the mechanism on the reals, so its float rounding is not
+    tested (no ``Roundness``).
     """
     found: list[Statistic] = []
     if first.fields:
         for field, width in first.fields:
-            parts = field_outputs(first, field), field_outputs(second, field)
-            inner = [Output()] if width == 1 else _vector_statistics(parts[0].released, parts[1].released, (width,))
+            parts = field_outputs(first, field).released, field_outputs(second, field).released
+            inner = [Output()] if width == 1 else _vector_statistics(*parts, (width,))
+            inner += _real_statistics(*parts, ideal_reals)
             found.extend(FieldStatistic(statistic, field) for statistic in inner)
     else:
         shape = first.shape if first.shape is not None else second.shape
@@ -279,6 +316,8 @@ def fit_statistics(first: Outputs, second: Outputs) -> list[Statistic]:
             found.append(Output())
         elif shape is not None:
             found.extend(_vector_statistics(first.released, second.released, shape))
+        if shape is not None:
+            found.extend(_real_statistics(first.released, second.released, ideal_reals))
     reasons = sorted(set(first.reasons[first.halted]) | set(second.reasons[second.halted]))
     if reasons:
         found.append(Halted())

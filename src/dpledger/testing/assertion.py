@@ -105,7 +105,7 @@ def _neighbouring(pair, relation):
 def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = None, delta: float | None = None,
                    relation=None, samples: int = 20_000, search_samples: int = 2_000, confidence: float = 0.999,
                    seed: int = 0, max_examples: int = 40, executor=None, statistics=(), shrink_steps: int = SHRINK_STEPS,
-                   shrink_seconds: float = SHRINK_SECONDS) -> AuditReport:
+                   shrink_seconds: float = SHRINK_SECONDS, ideal_reals: bool = False) -> AuditReport:
     """Test that ``target`` keeps its privacy claim on the neighbouring pairs ``pairs`` draws.
 
     ``target``: a mechanism, a ``Graph``, a registered estimator's name, or a function
@@ -118,6 +118,7 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
     claim has probability at most 1 − ``confidence``. ``seed`` reproduces everything.
     ``executor``: as for ``audit`` (a ``concurrent.futures.Executor`` or "processes").
     ``statistics``: extra reductions searched for events, as for ``audit`` (fixed before sampling).
+    ``ideal_reals``: test the claim for the mechanism on the reals, float rounding untested (``audit_pairs``).
     A violating pair is shrunk in at most ``shrink_steps`` steps (deterministic: same seed, same
     pair), ``shrink_seconds`` being only a safety stop the violation names, then rounded to short
     decimals where it still violates (``testing.shrinking``).
@@ -139,16 +140,17 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
 
     with executor_for(executor) as pool:
         return _search_and_decide(resolved, pairs, epsilon, delta, samples, search_samples, confidence, seed,
-                                  max_examples, pool, tuple(statistics), budget)
+                                  max_examples, pool, {"statistics": tuple(statistics), "ideal_reals": bool(ideal_reals)},
+                                  budget)
 
 
 def _search_and_decide(resolved, pairs, epsilon, delta, samples, search_samples, confidence, seed, max_examples,
-                       pool, statistics, budget: Budget) -> AuditReport:
+                       pool, audit_options: dict, budget: Budget) -> AuditReport:
     __tracebackhide__ = True
 
     def run(chosen, **options) -> AuditReport:
         return audit_pairs(resolved.runner(chosen), chosen, epsilon=epsilon, delta=delta, relation=resolved.relation,
-                           executor=pool, statistics=statistics, **options)
+                           executor=pool, **audit_options, **options)
 
     scores: dict[tuple, tuple[float | None, tuple]] = {}
     rechecked: dict[tuple, bool] = {}
