@@ -82,17 +82,19 @@ class PostgresStore(SQLStore):
         self.lost_connection = (_psycopg().OperationalError,)
         super().__init__(_safe(url), connection, budget, filter_, relation)
 
-    def _begin(self) -> None:
-        """Take the ledger's row lock; a connection the server dropped since the last charge (a
-        restart) is replaced once, since nothing was sent yet (``connect``'s LedgerError while the
-        server is down)."""
+    def _again(self, step):
+        """``step()``; if the server dropped the connection since we last used it (a restart), a new
+        connection and ``step()`` once more (``connect``'s LedgerError while the server is down)."""
         try:
-            self._lock_ledger()
+            return step()
         except self.lost_connection:
             if not self._connection.closed:
                 raise
             self._connection = connect(self._url)
-            self._lock_ledger()
+            return step()
+
+    def _begin(self) -> None:
+        self._again(self._lock_ledger)  # repeatable: a transaction dies with its connection
 
     def _lock_ledger(self) -> None:
         self._connection.execute("BEGIN ISOLATION LEVEL READ COMMITTED")

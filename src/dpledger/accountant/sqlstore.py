@@ -124,7 +124,7 @@ class SQLStore(abc.ABC):
 
     def _lost(self, exc: BaseException, consequence: str) -> LedgerError:
         return LedgerError(f"lost the connection to the ledger database {self.where}: {first_line(exc)} (check "
-                           f"the server; the next charge connects again). {consequence}")
+                           f"the server; the next call connects again). {consequence}")
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[list[LedgerEntry]]:
@@ -159,8 +159,16 @@ class SQLStore(abc.ABC):
 
     def entries(self) -> tuple[LedgerEntry, ...]:
         with self._lock:
-            rows = self._sql("SELECT document FROM entries ORDER BY id").fetchall()
+            try:
+                rows = self._again(lambda: self._sql("SELECT document FROM entries ORDER BY id").fetchall())
+            except self.lost_connection as exc:
+                raise self._lost(exc, "Nothing was charged.") from None
         return read_rows(rows)
+
+    def _again(self, step):
+        """``step()``, something that may be repeated (nothing sent yet, or a read); a store whose
+        server may drop its connection connects again and repeats it."""
+        return step()
 
     def close(self) -> None:
         with self._lock:
