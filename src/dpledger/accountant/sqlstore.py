@@ -122,9 +122,9 @@ class SQLStore(abc.ABC):
         except self.lost_connection:
             pass  # the server rolls back the transaction of a connection it lost
 
-    def _lost(self, exc: BaseException, consequence: str) -> LedgerError:
+    def _lost(self, exc: BaseException, consequence: str = "") -> LedgerError:
         return LedgerError(f"lost the connection to the ledger database {self.where}: {first_line(exc)} (check "
-                           f"the server; the next call connects again). {consequence}")
+                           f"the server; the next call connects again). {consequence}".rstrip())
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[list[LedgerEntry]]:
@@ -162,7 +162,7 @@ class SQLStore(abc.ABC):
             try:
                 rows = self._again(lambda: self._sql("SELECT document FROM entries ORDER BY id").fetchall())
             except self.lost_connection as exc:
-                raise self._lost(exc, "Nothing was charged.") from None
+                raise self._lost(exc) from None
         return read_rows(rows)
 
     def _again(self, step):
