@@ -23,9 +23,10 @@ pytest_plugins = ["pytester"]  # tests/test_testing.py runs the plugin in a fres
 # workers; each test gets a fresh database. A failed start is an error, never a skip.
 
 import itertools  # noqa: E402
-import shutil  # noqa: E402
 
 import pytest  # noqa: E402
+
+import postgres_servers  # noqa: E402
 
 _databases = itertools.count()
 
@@ -33,24 +34,15 @@ _databases = itertools.count()
 @pytest.fixture(scope="session")
 def postgres_server():
     """A PostgreSQL server of this test process (about 1 s to start), stopped at the end."""
-    import pgserver  # the test extra; an ImportError here fails the tests that need it
-
-    folder = tempfile.mkdtemp(prefix="dpledger-pg-")
-    server = pgserver.get_server(folder, cleanup_mode=None)
+    server = postgres_servers.start()
     yield server
-    server.cleanup()  # forgets the handle; the server is stopped here, without a shutdown checkpoint
-    from pgserver._commands import pg_ctl  # (a smart stop spent 15 s writing out the test databases)
-
-    pg_ctl(["-w", "-m", "immediate", "stop"], pgdata=server.pgdata, user=server.system_user)
-    shutil.rmtree(folder, ignore_errors=True)
+    postgres_servers.discard(server)
 
 
 @pytest.fixture
 def postgres_url(postgres_server):
     """The URL of a fresh, empty database on the test process's server (no ledger tables yet)."""
-    name = f"t{os.getpid()}_{next(_databases)}"
-    postgres_server.psql(f"CREATE DATABASE {name};")
-    return postgres_server.get_uri(name)
+    return postgres_servers.database(postgres_server, f"t{os.getpid()}_{next(_databases)}")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -20,12 +20,12 @@ def spender(path, budget, step, attempts, ready) -> None:
             pass
 
 
-def spend_together(path, budget, step, attempts, processes, timeout=120.0) -> None:
-    """``processes`` spawned spenders (``spender``) released at once against the ledger at
-    ``path``; each must exit cleanly."""
+def spend_together(path, budget, step, attempts, processes, timeout=120.0, start="spawn") -> None:
+    """``processes`` spenders (``spender``, started by ``start``: "fork" is faster, "spawn" proves
+    nothing is inherited) released at once against the ledger at ``path``; each must exit cleanly."""
     import multiprocessing
 
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context(start)
     ready = context.Event()
     workers = [context.Process(target=spender, args=(path, budget, step, attempts, ready)) for _ in range(processes)]
     for w in workers:

@@ -111,3 +111,32 @@ def test_an_unreachable_server_is_one_line_naming_the_fix(capsys):
     with pytest.raises(dp.PrivacyError, match="cannot reach.*check the URL") as refusal:
         dp.Accountant.open(url, BUDGET)
     assert "secret" not in str(refusal.value) and "\n" not in str(refusal.value)
+
+
+def test_a_restarted_server_refuses_charges_while_down_and_the_same_client_charges_after():
+    import postgres_servers
+
+    server = postgres_servers.start()  # its own server: the session's keeps serving the other tests
+    try:
+        url = postgres_servers.database(server, "restarted")
+        init(url)
+        acct = dp.Accountant.open(url, BUDGET, relation=dp.ReplaceOne())
+        idle = dp.Accountant.open(url)  # unused while the server is down
+        acct.spend("before", STEP, charge_id="b")
+        postgres_servers.stop(server, "fast")  # every client's connection is dropped
+        for _ in range(2):
+            with pytest.raises(dp.LedgerError, match="Nothing was charged") as refusal:
+                acct.spend("down", STEP)
+            assert "\n" not in str(refusal.value)
+        with pytest.raises(dp.LedgerError, match="ledger database"):
+            len(acct.ledger)
+        postgres_servers.restart(server)
+        assert [e.name for e in idle.ledger] == ["before"]  # the same accountants: their stores connect again
+        acct.spend("after", STEP)
+        assert acct.spend("before", STEP, charge_id="b").name == "before"  # still known: nothing charged
+        assert [e.name for e in dp.Accountant.inspect(url).ledger] == ["before", "after"]
+        assert acct.spent.epsilon == 1.0
+        with pytest.raises(dp.BudgetExceeded):
+            idle.spend("over", STEP)
+    finally:
+        postgres_servers.discard(server)

@@ -16,7 +16,7 @@ import contextlib
 from .. import guarantees as _g
 from ..errors import LedgerError
 from ..relations import Relation
-from .sqlstore import SCHEMA_VERSION, SQLStore, read_rows
+from .sqlstore import SCHEMA_VERSION, SQLStore, first_line, read_rows
 
 _TABLES = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
            "CREATE TABLE entries (id BIGSERIAL PRIMARY KEY, document TEXT NOT NULL)")
@@ -36,9 +36,8 @@ def connect(url: str):
     try:
         return psycopg.connect(url, autocommit=True, connect_timeout=10)
     except psycopg.OperationalError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise LedgerError(f"cannot reach the ledger database {_safe(url)}: {first} (check the URL, the server "
-                          "and the credentials). Nothing was charged.") from None
+        raise LedgerError(f"cannot reach the ledger database {_safe(url)}: {first_line(exc)} (check the URL, the "
+                          "server and the credentials). Nothing was charged.") from None
 
 
 def _safe(url: str) -> str:
@@ -79,9 +78,25 @@ class PostgresStore(SQLStore):
             connection.close()
             raise LedgerError(f"{_safe(url)} holds no dpledger ledger: create one with `dpledger ledger init URL` "
                               "(a database is never initialised implicitly). Nothing was charged.")
+        self._url = url
+        self.lost_connection = (_psycopg().OperationalError,)
         super().__init__(_safe(url), connection, budget, filter_, relation)
 
+    def _again(self, step):
+        """``step()``; if the server dropped the connection since we last used it (a restart), a new
+        connection and ``step()`` once more (``connect``'s LedgerError while the server is down)."""
+        try:
+            return step()
+        except self.lost_connection:
+            if not self._connection.closed:
+                raise
+            self._connection = connect(self._url)
+            return step()
+
     def _begin(self) -> None:
+        self._again(self._lock_ledger)  # repeatable: a transaction dies with its connection
+
+    def _lock_ledger(self) -> None:
         self._connection.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
         self._connection.execute("SELECT value FROM meta WHERE key = 'schema' FOR UPDATE")
 

@@ -11,7 +11,7 @@ import threading
 from typing import Iterator
 
 from .. import guarantees as _g
-from ..errors import RelationError
+from ..errors import LedgerError, RelationError
 from ..relations import Relation, from_name
 from .entries import LedgerEntry
 
@@ -27,6 +27,8 @@ class SQLStore(abc.ABC):
     insert a row and which placeholder they use; every rule of the ledger lives here, once."""
 
     placeholder = "?"
+    #: the errors of a connection to a database server that went away (none for a file)
+    lost_connection: tuple[type[Exception], ...] = ()
 
     def __init__(self, where: str, connection, budget: _g.Guarantee, filter_: dict, relation: Relation | None):
         self.where = where
@@ -88,17 +90,41 @@ class SQLStore(abc.ABC):
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:
         """One write transaction; a rollback also rolls back what this store has seen (a row read
-        or inserted in it is read again next time: another writer may reuse a rolled-back id)."""
+        or inserted in it is read again next time: another writer may reuse a rolled-back id).
+        A connection lost on the way (``lost_connection``) is a one-line ``LedgerError``: before
+        the commit nothing was charged; during it the charge may have committed, so its row is
+        read again next time, and a retry with its charge id finds it."""
         with self._lock:
             seen, relation = self._seen, getattr(self, "relation", None)
-            self._begin()
+            try:
+                self._begin()
+            except self.lost_connection as exc:
+                self._rollback()
+                raise self._lost(exc, "Nothing was charged.") from None
             try:
                 yield
-            except BaseException:
-                self._connection.execute("ROLLBACK")
+            except BaseException as exc:
+                self._rollback()
                 self._seen, self.relation = seen, relation
+                if isinstance(exc, self.lost_connection):
+                    raise self._lost(exc, "Nothing was charged.") from None
                 raise
-            self._connection.execute("COMMIT")
+            try:
+                self._connection.execute("COMMIT")
+            except self.lost_connection as exc:
+                self._seen, self.relation = seen, relation
+                raise self._lost(exc, "The charge may have been recorded: retry it with the same charge_id "
+                                 "(a recorded id charges nothing).") from None
+
+    def _rollback(self) -> None:
+        try:
+            self._connection.execute("ROLLBACK")
+        except self.lost_connection:
+            pass  # the server rolls back the transaction of a connection it lost
+
+    def _lost(self, exc: BaseException, consequence: str = "") -> LedgerError:
+        return LedgerError(f"lost the connection to the ledger database {self.where}: {first_line(exc)} (check "
+                           f"the server; the next call connects again). {consequence}".rstrip())
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[list[LedgerEntry]]:
@@ -133,8 +159,16 @@ class SQLStore(abc.ABC):
 
     def entries(self) -> tuple[LedgerEntry, ...]:
         with self._lock:
-            rows = self._sql("SELECT document FROM entries ORDER BY id").fetchall()
+            try:
+                rows = self._again(lambda: self._sql("SELECT document FROM entries ORDER BY id").fetchall())
+            except self.lost_connection as exc:
+                raise self._lost(exc) from None
         return read_rows(rows)
+
+    def _again(self, step):
+        """``step()``, something that may be repeated (nothing sent yet, or a read); a store whose
+        server may drop its connection connects again and repeats it."""
+        return step()
 
     def close(self) -> None:
         with self._lock:
@@ -147,6 +181,12 @@ def filter_text(spec: str | dict) -> str:
     rest = ", ".join(f"{key} {', '.join(f'{v:g}' for v in value) if isinstance(value, list) else value}"
                      for key, value in spec.items() if key != "filter")
     return f"the {spec['filter']!r} filter" + (f" ({rest})" if rest else "")
+
+
+def first_line(exc: BaseException) -> str:
+    """An error's first line, for one-line messages."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def read_rows(rows) -> tuple[LedgerEntry, ...]:
