@@ -213,4 +213,5 @@ def _not_a_backup(name: str) -> str:
 
 
 def _amount(view: Accountant) -> str:
-    return f"{len(view.ledger)} charges, spent {view.spent}"
+    count = len(view.ledger)
+    return f"{count} charge{'' if count == 1 else 's'}, spent {view.spent}"
