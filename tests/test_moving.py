@@ -150,17 +150,23 @@ def test_a_copy_stopped_midway_forks_nothing_and_running_it_again_finishes_it(se
     assert dp.Accountant.open(dst).spent.epsilon == len(entries) * 0.25
 
 
-def _spend_in_a_loop(path):
-    """Another process charging ``path`` in a loop, and a wait until it has charged some."""
+@contextlib.contextmanager
+def _spending(path):
+    """Another process charging ``path`` in a loop that ends only when a charge is refused (or it
+    is stopped), once it has charged some."""
     context = multiprocessing.get_context("spawn")
     started = context.Event()
     started.set()
-    process = context.Process(target=spender, args=(path, dp.PureDP(100.0), dp.PureDP(0.01), 300, started))
+    process = context.Process(target=spender, args=(path, dp.PureDP(1e6), dp.PureDP(0.01), 10**7, started))
     process.start()
-    deadline = time.monotonic() + 60
-    while count_entries(path) < 20 and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return process
+    try:
+        deadline = time.monotonic() + 60
+        while count_entries(path) < 20 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        yield process
+    finally:
+        process.terminate()
+        process.join(60)
 
 
 def _delete(path):
@@ -172,14 +178,12 @@ def _delete(path):
 
 def test_a_backup_taken_while_another_process_charges_is_a_consistent_prefix(tmp_path):
     src, copy = str(tmp_path / "src.sqlite"), tmp_path / "backup.sqlite"
-    dp.Accountant.open(src, dp.PureDP(100.0), relation=dp.ReplaceOne()).close()
-    process = _spend_in_a_loop(src)
-    said = moving.backup(src, copy)
-    taken = _state(copy)
-    while count_entries(src) <= len(taken[1]) and process.is_alive():
-        time.sleep(0.02)
-    process.terminate()  # it charged on after the backup; a charge is one transaction, whole or absent
-    process.join(60)
+    dp.Accountant.open(src, dp.PureDP(1e6), relation=dp.ReplaceOne()).close()
+    with _spending(src) as process:
+        said = moving.backup(src, copy)
+        taken = _state(copy)
+        while count_entries(src) <= len(taken[1]) and process.is_alive():  # it charges on after the backup: each charge whole or absent
+            time.sleep(0.02)
     final = _state(src)
     assert 20 <= len(taken[1]) < len(final[1]) and taken[1] == final[1][:len(taken[1])]  # taken mid-way: a prefix
     assert json.loads(taken[0].pop("backup_of"))["path"] == storage.name(src) and taken[0] == final[0]
@@ -192,12 +196,12 @@ def test_a_backup_taken_while_another_process_charges_is_a_consistent_prefix(tmp
 
 def test_no_charge_slips_in_while_a_ledger_is_copied(tmp_path):
     src, dst = str(tmp_path / "src.sqlite"), str(tmp_path / "dst.sqlite")
-    dp.Accountant.open(src, dp.PureDP(100.0), relation=dp.ReplaceOne()).close()
-    process = _spend_in_a_loop(src)
-    moving.copy(src, dst)
-    process.join(60)
-    assert process.exitcode == 1  # its next charge was refused: the ledger was moved
-    assert 20 <= len(_state(dst)[1]) < 300 and _state(dst)[1] == _state(src)[1]
+    dp.Accountant.open(src, dp.PureDP(1e6), relation=dp.ReplaceOne()).close()
+    with _spending(src) as process:
+        moving.copy(src, dst)
+        process.join(60)
+        assert process.exitcode == 1  # its next charge was refused: the ledger was moved
+    assert len(_state(dst)[1]) >= 20 and _state(dst)[1] == _state(src)[1]
 
 
 def test_cp_of_a_live_ledger_misses_the_charges_still_in_its_wal(tmp_path):

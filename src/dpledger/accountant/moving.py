@@ -98,10 +98,9 @@ def _move(src, dst, how: str) -> Accountant:
     with contextlib.closing(storage.open_store(src, None, None, None)) as source, \
             contextlib.closing(storage.open_store(dst, None, None, None)) as target:
         with source.whole() as (meta, documents):
-            carried = {key: value for key, value in meta.items()
-                       if key != "sealed" and (how != "restore" or key != "backup_of")}
+            carried = _own(meta, how, "sealed")
             with target.whole() as (held, present):
-                finishing, _ = _decide(source_name, target_name, how, meta, held, present)
+                finishing = _decide(source_name, target_name, how, meta, held, present)
                 if not finishing:
                     for key in held.keys() - carried.keys():
                         target.set_meta(key, None)  # what an unfinished copy holds beyond these (a new ledger: none)
@@ -117,10 +116,10 @@ def _move(src, dst, how: str) -> Accountant:
     return written
 
 
-def _decide(source: str, target: str, how: str, meta: dict, held: dict, entries) -> tuple[bool, bool]:
-    """Whether this move finishes an earlier one (the source is sealed naming the target) and whether
-    the target is an unfinished copy of the source by the same command; anything else but a new
-    target of this schema and a source that charges is refused."""
+def _decide(source: str, target: str, how: str, meta: dict, held: dict, entries) -> bool:
+    """Whether this move finishes an earlier one (the source is sealed naming the target, still
+    marked as its unfinished copy); refused unless it does, or the source charges and the target is
+    new, of this schema, or an unfinished copy of the source by the same command."""
     sealed, mark = _sealed(meta), _sealed(held)
     finishing = sealed is not None and sealed["done"] and sealed["to"] == target
     unfinished = mark is not None and not mark["done"] and mark["to"] == source and mark["by"] == how
@@ -136,7 +135,7 @@ def _decide(source: str, target: str, how: str, meta: dict, held: dict, entries)
         raise ValueError(f"{target} already holds a ledger ({len(entries)} charges): a {how} is written to a new "
                          "ledger only, a missing file path or a database that `dpledger ledger init URL` made and "
                          f"nothing charged yet. {UNCHANGED}")
-    return finishing, unfinished
+    return finishing
 
 
 def _check_source(name: str, meta: dict, how: str) -> None:
@@ -150,7 +149,7 @@ def _check_source(name: str, meta: dict, how: str) -> None:
                          f"{UNCHANGED}")
     if how == "restore" and "backup_of" not in meta:
         raise ValueError(_not_a_backup(name))
-    refused = closed(name, {key: value for key, value in meta.items() if how != "restore" or key != "backup_of"})
+    refused = closed(name, _own(meta, how))
     if refused is not None:
         raise ValueError(f"{refused}. {UNCHANGED}")
 
@@ -196,6 +195,12 @@ def _new_file(path, what: str) -> pathlib.Path:
     if not path.absolute().parent.is_dir():
         raise ValueError(f"{path.absolute().parent} is no folder: create it first, or give another path. {UNCHANGED}")
     return path
+
+
+def _own(meta: dict, how: str, *also: str) -> dict:
+    """``meta`` without what a move drops: a restore drops the backup's ``backup_of`` (and ``also``)."""
+    dropped = {*also, *(("backup_of",) if how == "restore" else ())}
+    return {key: value for key, value in meta.items() if key not in dropped}
 
 
 def _sealed(meta: dict) -> dict | None:

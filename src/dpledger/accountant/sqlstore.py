@@ -24,10 +24,11 @@ SCHEMA_VERSION = 3
 
 
 class SQLStore(abc.ABC):
-    """A ledger in a database: a ``meta`` table (budget, filter, relation, schema version) and an
-    append-only ``entries`` table with one JSON document per charge. Subclasses say how to connect,
-    how to begin a transaction that serialises against every other writer (``_begin``), how to
-    insert a row and which placeholder they use; every rule of the ledger lives here, once."""
+    """A ledger in a database: a ``meta`` table (budget, filter, relation, schema version; once moved
+    or backed up, the record that refuses charges: ``closed``) and an append-only ``entries`` table
+    with one JSON document per charge. Subclasses say how to connect, how to begin a transaction
+    that serialises against every other writer (``_begin``), how to insert a row and which
+    placeholder they use; every rule of the ledger lives here, once."""
 
     placeholder = "?"
 
