@@ -143,7 +143,8 @@ def _check_source(name: str, meta: dict, how: str) -> None:
     refuses charges (a restore's source must be a backup, and nothing else)."""
     if meta.get("schema") != str(SCHEMA_VERSION):
         raise ValueError(f"{name} is a ledger of schema {meta.get('schema')}, not {SCHEMA_VERSION}: it was written by "
-                         f"another dpledger version; {how} it with that version. {UNCHANGED}")
+                         f"another dpledger version, which this one does not {how} (`dpledger ledger show` reads it). "
+                         f"{UNCHANGED}")
     if "budget" not in meta:
         raise ValueError(f"{name} has no budget yet (nothing was ever charged in it): open the new ledger instead. "
                          f"{UNCHANGED}")
