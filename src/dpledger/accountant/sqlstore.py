@@ -32,7 +32,10 @@ class SQLStore(abc.ABC):
 
     placeholder = "?"
 
-    def __init__(self, where: str, connection, budget: _g.Guarantee, filter_: dict, relation: Relation | None):
+    def __init__(self, where: str, connection, budget: _g.Guarantee | None, filter_: dict | None,
+                 relation: Relation | None):
+        """``budget`` None: the ledger as it is, nothing checked or fixed (``moving`` reads and writes
+        its meta itself, in ``whole()``)."""
         self.where = where
         self._connection = connection
         self._lock = threading.RLock()
