@@ -1,4 +1,4 @@
-"""The ``dpledger`` command line: demo, estimators, plan, run, audit, utility, ledger show.
+"""The ``dpledger`` command line: demo, estimators, plan, run, audit, utility, ledger (show, init, copy, ...).
 
 Exit codes scripts can trust: 0 success; 1 a privacy refusal (budget exceeded, unprovable
 claim) or an audit violation; 2 bad usage or bad input; 141 the reader closed the pipe.

@@ -8,6 +8,7 @@ import json
 import os
 import pathlib
 
+from . import cli_moving
 from ._arguments import estimator_params
 from ._render import terminal
 
@@ -33,7 +34,7 @@ def add_parsers(commands, estimator_arguments) -> None:
     run.add_argument("--seed", type=int, default=None, help="for reproducible experiments only")
     run.set_defaults(run=_run)
 
-    ledger = commands.add_parser("ledger", help="inspect a ledger, or initialise a PostgreSQL one")
+    ledger = commands.add_parser("ledger", help="inspect, initialise, copy, back up or restore a ledger")
     ledger_commands = ledger.add_subparsers(dest="ledger_command", required=True)
     show = ledger_commands.add_parser("show", help="print a ledger file's charges")
     show.add_argument("file")
@@ -42,6 +43,7 @@ def add_parsers(commands, estimator_arguments) -> None:
     init = ledger_commands.add_parser("init", help="make an empty PostgreSQL database a ledger (postgresql://...)")
     init.add_argument("url")
     init.set_defaults(run=_ledger_init)
+    cli_moving.add_parsers(ledger_commands)
 
 
 def _orders(text: str) -> list[float]:
@@ -144,12 +146,14 @@ def summary(result):
 
 def _ledger_show(args) -> int:
     from . import guarantees as _g
-    from .accountant import Accountant
+    from .accountant import Accountant, storage
+    from .accountant.sqlstore import closed
 
     accountant = Accountant.inspect(args.file)
     if args.json:
         data = {"budget": _g.to_dict(accountant.budget), **accountant.filter.describe(),
                 "relation": None if accountant.relation is None else str(accountant.relation),
+                "charges_refused": closed(storage.name(args.file), storage.read(args.file)[0]),
                 "spent": accountant.spent.to_dict(), "remaining": accountant.remaining.to_dict(),
                 "entries": accountant.ledger.to_dicts()}
         print(json.dumps(data, indent=2, default=str))

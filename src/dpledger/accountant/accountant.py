@@ -37,6 +37,7 @@ from .cost import cost_of
 from .book import Book
 from .schedule import Schedule, declared as declared_schedule
 from . import storage
+from .sqlstore import closed
 from .storage import MemoryStore
 
 
@@ -103,7 +104,7 @@ class Accountant:
         remaining (for ``dpledger ledger show``). Files written before filters existed (schema 1)
         are read under the basic filter, valid for any steps. A file that mixes relations or holds
         prepaid steps no charged schedule covers is read too, the latter priced at their own cost,
-        and its summary says so."""
+        and its summary says so; so is a ledger that refuses charges (moved, or a backup: ``moving``)."""
         meta, entries = storage.read(path)
         budget = _g.from_dict(json.loads(meta["budget"]))
         spec = json.loads(meta["filter"]) if "filter" in meta else {"filter": "basic"}
@@ -115,6 +116,9 @@ class Accountant:
         self._setup(budget, _filters.make(spec["filter"], budget, spec.get("orders")), relation, store, strict=False)
         self._book.where = str(path)
         self._book.take(entries)
+        refused = closed(storage.name(path), meta)
+        if refused is not None:
+            self._book.doubts.append(f"CHARGES REFUSED: {refused}")
         return self
 
     @property

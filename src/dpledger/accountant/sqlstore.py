@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import datetime as _dt
 import json
 import threading
 from typing import Iterator
@@ -17,25 +18,31 @@ from .entries import LedgerEntry
 
 #: 2: the session's filter replaced the composition mode (``filter``, a JSON object: name and
 #: fixed parameters); entries gained ``charged`` and ``prepaid``.
-SCHEMA_VERSION = 2
+#: 3: meta keys ``sealed`` (moved, restored or being copied: where the ledger that charges is) and
+#: ``backup_of`` (a backup: its original and when), each refusing charges (``moving``).
+SCHEMA_VERSION = 3
 
 
 class SQLStore(abc.ABC):
-    """A ledger in a database: a ``meta`` table (budget, filter, relation, schema version) and an
-    append-only ``entries`` table with one JSON document per charge. Subclasses say how to connect,
-    how to begin a transaction that serialises against every other writer (``_begin``), how to
-    insert a row and which placeholder they use; every rule of the ledger lives here, once."""
+    """A ledger in a database: a ``meta`` table (budget, filter, relation, schema version; once moved
+    or backed up, the record that refuses charges: ``closed``) and an append-only ``entries`` table
+    with one JSON document per charge. Subclasses say how to connect, how to begin a transaction
+    that serialises against every other writer (``_begin``), how to insert a row and which
+    placeholder they use; every rule of the ledger lives here, once."""
 
     placeholder = "?"
     #: the errors of a connection to a database server that went away (none for a file)
     lost_connection: tuple[type[Exception], ...] = ()
 
-    def __init__(self, where: str, connection, budget: _g.Guarantee, filter_: dict, relation: Relation | None):
+    def __init__(self, where: str, connection, budget: _g.Guarantee | None, filter_: dict | None,
+                 relation: Relation | None):
+        """``budget`` None: the ledger as it is, nothing checked or fixed (``moving`` reads and writes
+        its meta itself, in ``whole()``)."""
         self.where = where
         self._connection = connection
         self._lock = threading.RLock()
         self._seen = 0
-        self.relation = self._initialise(budget, filter_, relation)
+        self.relation = None if budget is None else self._initialise(budget, filter_, relation)
 
     @property
     def path(self) -> str:
@@ -64,6 +71,7 @@ class SQLStore(abc.ABC):
                 if relation is not None:
                     self._sql("INSERT INTO meta VALUES ('relation', ?)", (str(relation),))
                 return relation
+            _refuse_charges_if_closed(self.where, stored)
             if stored.get("schema") != wanted["schema"]:
                 raise ValueError(
                     f"{self.where} is a ledger of schema {stored.get('schema')}, not {SCHEMA_VERSION}: it was "
@@ -131,7 +139,9 @@ class SQLStore(abc.ABC):
         """Holds the ledger's write lock: yields entries written since we last looked, with
         ``relation`` read again from the ledger (another process may have fixed it since)."""
         with self._write():
-            self.relation = self._stored_relation()
+            meta = dict(self._sql("SELECT key, value FROM meta").fetchall())
+            _refuse_charges_if_closed(self.where, meta)
+            self.relation = from_name(meta["relation"]) if "relation" in meta else None
             rows = self._sql("SELECT id, document FROM entries WHERE id > ? ORDER BY id", (self._seen,)).fetchall()
             if rows:
                 self._seen = rows[-1][0]
@@ -157,6 +167,27 @@ class SQLStore(abc.ABC):
                                 "relations do not compose. Nothing was charged.")
         self.relation = relation
 
+    @contextlib.contextmanager
+    def whole(self) -> Iterator[tuple[dict, list[str]]]:
+        """The whole ledger under its write lock, as a charge holds it: the meta table and every
+        entry's JSON document in order (``moving`` copies and seals a ledger in it, so no charge
+        slips in between); committed when the context ends, rolled back if it raises."""
+        with self._write():
+            meta = dict(self._sql("SELECT key, value FROM meta").fetchall())
+            yield meta, [document for (document,) in self._sql("SELECT document FROM entries ORDER BY id").fetchall()]
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        """Inside ``whole()``: set a meta key's value, or remove the key (None)."""
+        self._sql("DELETE FROM meta WHERE key = ?", (key,))
+        if value is not None:
+            self._sql("INSERT INTO meta VALUES (?, ?)", (key, value))
+
+    def replace_entries(self, documents) -> None:
+        """Inside ``whole()``: the entries become ``documents``, in order, as they are (a copy's)."""
+        self._sql("DELETE FROM entries")
+        for document in documents:
+            self._insert(document)
+
     def entries(self) -> tuple[LedgerEntry, ...]:
         with self._lock:
             try:
@@ -173,6 +204,39 @@ class SQLStore(abc.ABC):
     def close(self) -> None:
         with self._lock:
             self._connection.close()
+
+
+def closed(where: str, meta: dict) -> str | None:
+    """Why a ledger refuses charges, in words naming the fix (meta ``sealed``: it was moved, or is an
+    unfinished copy; ``backup_of``: it is a backup), or None when it charges."""
+    if "sealed" in meta:
+        sealed = json.loads(meta["sealed"])
+        to, how = sealed["to"], sealed["by"]
+        if sealed["done"]:
+            return f"{where} was {'moved' if how == 'copy' else 'restored'} to {to} on {when(sealed['at'])}: open {to}"
+        return (f"{where} is an unfinished {how} of {to} (begun {when(sealed['at'])}): {to} is still the ledger unless "
+                f"it says it was moved here; run `dpledger ledger {how} {to} {where}` again to finish it")
+    if "backup_of" in meta:
+        backup = json.loads(meta["backup_of"])
+        return (f"{where} is a backup of {backup['path']} taken {when(backup['at'])}: restore it with "
+                f"`dpledger ledger restore {where} DST` (only if the original is lost)")
+    return None
+
+
+def _refuse_charges_if_closed(where: str, meta: dict) -> None:
+    why = closed(where, meta)
+    if why is not None:
+        raise LedgerError(f"{why}. Nothing was charged.")
+
+
+def now() -> str:
+    """The time for a ``sealed`` or ``backup_of`` record: UTC, ISO 8601."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def when(stamp: str) -> str:
+    """A recorded time for messages: "2026-12-02 14:30:05 UTC"."""
+    return stamp[:19].replace("T", " ") + " UTC"
 
 
 def filter_text(spec: str | dict) -> str:

@@ -76,6 +76,16 @@ def is_url(where) -> bool:
     return isinstance(where, str) and where.startswith(("postgresql://", "postgres://"))
 
 
+def name(where) -> str:
+    """How a record names a ledger for good: a file by its absolute path, a database by its URL
+    without the password."""
+    if is_url(where):
+        from .postgres import _safe
+
+        return _safe(where)
+    return str(pathlib.Path(where).absolute())
+
+
 def open_store(where, budget, filter_, relation) -> SQLStore:
     """The store a ledger's name selects: a ``postgresql://`` URL or an SQLite file path."""
     if is_url(where):
@@ -87,16 +97,11 @@ def open_store(where, budget, filter_, relation) -> SQLStore:
 
 def settings(path: str | pathlib.Path) -> dict | None:
     """What an existing ledger file fixed at creation (``budget``, ``filter``, ``orders``, ``relation``),
-    or None when there is no file at ``path``."""
-    if is_url(path):
-        from .postgres import read as read_database
-
-        meta, _ = read_database(path)
-        return None if "budget" not in meta else _settings(meta)
-    if not pathlib.Path(path).exists():
+    or None when there is no file at ``path`` or the ledger has no budget yet."""
+    if not is_url(path) and not pathlib.Path(path).exists():
         return None
     meta, _ = read(path)
-    return _settings(meta)
+    return None if "budget" not in meta else _settings(meta)
 
 
 def _settings(meta: dict) -> dict:
