@@ -151,6 +151,7 @@ def _ledger_show(args) -> int:
         data = {"budget": _g.to_dict(accountant.budget), **accountant.filter.describe(),
                 "relation": None if accountant.relation is None else str(accountant.relation),
                 "spent": accountant.spent.to_dict(), "remaining": accountant.remaining.to_dict(),
+                **({} if accountant.blocks is None else {"blocks": accountant.usage_by_block()}),
                 "entries": accountant.ledger.to_dicts()}
         print(json.dumps(data, indent=2, default=str))
         return 0

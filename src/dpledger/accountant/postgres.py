@@ -73,13 +73,14 @@ class PostgresStore(SQLStore):
 
     placeholder = "%s"
 
-    def __init__(self, url: str, budget: _g.Guarantee, filter_: dict, relation: Relation | None):
+    def __init__(self, url: str, budget: _g.Guarantee, filter_: dict, relation: Relation | None,
+                 blocks: tuple[str, ...] | None = None):
         connection = connect(url)
         if not _has_schema(connection):
             connection.close()
             raise LedgerError(f"{_safe(url)} holds no dpledger ledger: create one with `dpledger ledger init URL` "
                               "(a database is never initialised implicitly). Nothing was charged.")
-        super().__init__(_safe(url), connection, budget, filter_, relation)
+        super().__init__(_safe(url), connection, budget, filter_, relation, blocks)
 
     def _begin(self) -> None:
         self._connection.execute("BEGIN ISOLATION LEVEL READ COMMITTED")

@@ -13,27 +13,32 @@ from typing import Iterator
 from .. import guarantees as _g
 from ..errors import RelationError
 from ..relations import Relation, from_name
+from . import blocks as _blocks
 from .entries import LedgerEntry
 
 #: 2: the session's filter replaced the composition mode (``filter``, a JSON object: name and
 #: fixed parameters); entries gained ``charged`` and ``prepaid``.
-SCHEMA_VERSION = 2
+#: 3: a block ledger's meta key ``blocks`` (a JSON list of its block names, in order of addition)
+#: and its entries' ``blocks`` (the blocks each charge paid from); nothing else changed.
+SCHEMA_VERSION = 3
 
 
 class SQLStore(abc.ABC):
     """A ledger in a database: a ``meta`` table (budget, filter, relation, schema version) and an
-    append-only ``entries`` table with one JSON document per charge. Subclasses say how to connect,
+    append-only ``entries`` table with one JSON document per charge; a block ledger's meta also
+    lists its blocks (``blocks``: None for a ledger-wide budget). Subclasses say how to connect,
     how to begin a transaction that serialises against every other writer (``_begin``), how to
     insert a row and which placeholder they use; every rule of the ledger lives here, once."""
 
     placeholder = "?"
 
-    def __init__(self, where: str, connection, budget: _g.Guarantee, filter_: dict, relation: Relation | None):
+    def __init__(self, where: str, connection, budget: _g.Guarantee, filter_: dict, relation: Relation | None,
+                 blocks: tuple[str, ...] | None = None):
         self.where = where
         self._connection = connection
         self._lock = threading.RLock()
         self._seen = 0
-        self.relation = self._initialise(budget, filter_, relation)
+        self.relation = self._initialise(budget, filter_, relation, blocks)
 
     @property
     def path(self) -> str:
@@ -50,12 +55,13 @@ class SQLStore(abc.ABC):
     def _insert(self, document: str) -> int:
         """Append one entry's JSON document inside the open transaction; its new id."""
 
-    def _initialise(self, budget, filter_, relation) -> Relation | None:
+    def _initialise(self, budget, filter_, relation, blocks) -> Relation | None:
         wanted = {"budget": json.dumps(_g.to_dict(budget)), "filter": json.dumps(filter_, sort_keys=True),
-                  "schema": str(SCHEMA_VERSION)}
+                  "schema": str(SCHEMA_VERSION), **({} if blocks is None else {"blocks": json.dumps(list(blocks))})}
         with self._write():
             stored = dict(self._sql("SELECT key, value FROM meta").fetchall())
             if set(stored) <= {"schema"} and stored.get("schema", wanted["schema"]) == wanted["schema"]:
+                self.blocks = blocks
                 for key, value in wanted.items():
                     if key not in stored:
                         self._sql("INSERT INTO meta VALUES (?, ?)", (key, value))
@@ -74,6 +80,7 @@ class SQLStore(abc.ABC):
                         f"{self.where} was created with {text(stored[key])}, not {text(wanted[key])}: a ledger "
                         "keeps its budget and filter for life (open a new ledger for a new budget)"
                     )
+            self.blocks = _blocks.reopened(self.where, _blocks.stored(stored.get("blocks")), blocks)
             saved = from_name(stored["relation"]) if "relation" in stored else None
             if relation is not None and saved is not None and relation != saved:
                 raise RelationError(f"{self.where} charges under {saved}, not {relation}")
@@ -90,22 +97,24 @@ class SQLStore(abc.ABC):
         """One write transaction; a rollback also rolls back what this store has seen (a row read
         or inserted in it is read again next time: another writer may reuse a rolled-back id)."""
         with self._lock:
-            seen, relation = self._seen, getattr(self, "relation", None)
+            seen, relation, blocks = self._seen, getattr(self, "relation", None), getattr(self, "blocks", None)
             self._begin()
             try:
                 yield
             except BaseException:
                 self._connection.execute("ROLLBACK")
-                self._seen, self.relation = seen, relation
+                self._seen, self.relation, self.blocks = seen, relation, blocks
                 raise
             self._connection.execute("COMMIT")
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[list[LedgerEntry]]:
         """Holds the ledger's write lock: yields entries written since we last looked, with
-        ``relation`` read again from the ledger (another process may have fixed it since)."""
+        ``relation`` and ``blocks`` read again from the ledger (another process may have fixed the
+        relation or added blocks since)."""
         with self._write():
             self.relation = self._stored_relation()
+            self.blocks = self._stored_blocks()
             rows = self._sql("SELECT id, document FROM entries WHERE id > ? ORDER BY id", (self._seen,)).fetchall()
             if rows:
                 self._seen = rows[-1][0]
@@ -114,6 +123,18 @@ class SQLStore(abc.ABC):
     def _stored_relation(self) -> Relation | None:
         row = self._sql("SELECT value FROM meta WHERE key = 'relation'").fetchone()
         return None if row is None else from_name(row[0])
+
+    def _stored_blocks(self) -> tuple[str, ...] | None:
+        row = self._sql("SELECT value FROM meta WHERE key = 'blocks'").fetchone()
+        return _blocks.stored(None if row is None else row[0])
+
+    def add_blocks(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        """Add blocks to a block ledger, in one transaction (refused for a ledger-wide budget or a
+        name it already holds: a block is never reset); all its blocks now."""
+        with self._write():
+            self.blocks = _blocks.added(self.where, self._stored_blocks(), names)
+            self._sql("UPDATE meta SET value = ? WHERE key = 'blocks'", (json.dumps(list(self.blocks)),))
+        return self.blocks
 
     def append(self, entry: LedgerEntry, relation: Relation) -> None:
         """Inside ``transaction()``: the charge under ``relation`` (fixing the ledger's relation if it is
