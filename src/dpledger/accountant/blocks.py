@@ -62,8 +62,8 @@ def stored(text: str | None) -> tuple[str, ...] | None:
     return None if text is None else tuple(json.loads(text))
 
 
-def _not_blocks(where: str) -> str:
-    return (f"{where} holds one ledger-wide budget, not a budget per block: drop blocks=, or open a new ledger "
+def _not_blocks(where: str, what: str = "blocks=") -> str:
+    return (f"{where} holds one ledger-wide budget, not a budget per block: drop {what}, or open a new ledger "
             "with Accountant.open(path, budget, blocks=[...]) (a ledger's kind is fixed for life)")
 
 
@@ -118,10 +118,12 @@ def no_schedules(where: str, known) -> None:
 def records(where: str, known, data, blocks, block_of):
     """What a run reads: ``data`` itself on a ledger-wide budget, else the records of the ``blocks``
     it names (``select``); before the graph's domain is checked."""
-    if blocks is None and block_of is None:
+    if known is None and blocks is None and block_of is None:
         return data
     if known is None:
-        charged(where, None, blocks)  # refused: this ledger has no blocks
+        raise ValueError(_not_blocks(where, "blocks= and block_of=") + ". Nothing was charged.")
+    if blocks is None:
+        charged(where, known, None)  # refused before the data is read: a run on a block ledger names its blocks
     return select(data, block_of, names(blocks))
 
 
@@ -129,9 +131,6 @@ def select(data, block_of, named: tuple[str, ...]):
     """The records of ``data`` whose public block key (``block_of``: one block name per record) is one
     of ``named``, in their order: all a run on those blocks sees. Records of other blocks never reach
     the graph, and nothing about them (not even how many there are) is reported."""
-    if named is None:
-        raise ValueError("block_of= selects the records of the blocks a run names: give blocks=[...] too. Nothing "
-                         "was charged.")
     if block_of is None:
         raise ValueError("a run on blocks needs each record's block: block_of=[one block name per record] (a "
                          "public, fixed attribute such as the arrival week). Nothing was charged.")

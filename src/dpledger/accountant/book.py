@@ -118,7 +118,8 @@ class Book:
                    f"{'none' if known is None else ', '.join(known)}")
             if self.strict:
                 raise LedgerError(f"{self.where}: {why}; refused for charging (Accountant.inspect reads it)")
-            self._doubt(f"{why}: counted against {'the ledger' if known is None else 'every block it names, or all'}")
+            against = "the ledger" if known is None else "the blocks it names" if entry.blocks else "every block"
+            self._doubt(f"{why}: counted against {against}")
         if known is None:
             self.total = _plus(self.total, price)
             return
