@@ -140,3 +140,30 @@ def test_processes_charging_one_block_stay_within_its_budget(ledger):
     read = dp.Accountant.inspect(ledger)
     assert len(read.ledger) == 32 and read.spent_in("2026-W02").epsilon == 1.0
     assert read.spent_in("2026-W01").epsilon == 0.0
+
+
+def test_the_command_line_runs_on_blocks_of_a_csv_column(ledger, tmp_path, monkeypatch, capsys):
+    from dpledger.graph import registry
+
+    monkeypatch.setattr(registry, "_factories", dict(registry._factories))
+    seen = []
+
+    @dp.register("test.blocks.count")
+    def count(epsilon: float = 0.5):
+        """A noisy count of records in [0, 1]."""
+        return dp.Graph(dp.release("n", Laplace(epsilon), lambda x: seen.append(x.tolist()) or float(len(x))),
+                        relation=dp.AddRemoveOne(), domain=dp.Records(shape=(1,), low=0.0, high=1.0))
+
+    data = tmp_path / "events.csv"
+    data.write_text("week,x\n2026-W01,0.5\n2026-W02,not a number\n2026-W01,0.25\n")
+    run = ["run", "test.blocks.count", "--input", str(data), "--ledger", ledger, "--block-column", "week"]
+    assert main(run + ["--budget-epsilon", "1", "--blocks", "2026-W01", "--json"]) == 0  # a new block ledger
+    assert seen == [[[0.5], [0.25]]]
+    assert json.loads(capsys.readouterr().out)["blocks"]["2026-W01"]["spent"]["epsilon"] == 0.5
+    assert main(run + ["--blocks", "2026-W02"]) == 2  # its own rows are read when it is named
+    assert main(run + ["--blocks", "2026-W03"]) == 2
+    assert "ledger add-blocks" in capsys.readouterr().err
+    assert main(["ledger", "add-blocks", ledger, "2026-W03"]) == 0
+    assert main(run + ["--blocks", "2026-W03"]) == 0 and seen[-1] == []
+    assert main(run[:-2]) == 2  # without --blocks the whole file is read, and refused
+    assert [e.blocks for e in dp.Accountant.inspect(ledger).ledger] == [("2026-W01",), ("2026-W03",)]

@@ -69,7 +69,7 @@ def _not_blocks(where: str, what: str = "blocks=") -> str:
 
 def _unknown(where: str, missing, known) -> str:
     return (f"{where} has no block {missing[0]!r} (its blocks: {', '.join(known)}): name one of them, or add it "
-            f"with add_blocks([{missing[0]!r}])")
+            f"with add_blocks([{missing[0]!r}]) (dpledger ledger add-blocks LEDGER {missing[0]})")
 
 
 def reopened(where: str, known: tuple[str, ...] | None, given: tuple[str, ...] | None) -> tuple[str, ...] | None:
@@ -136,8 +136,9 @@ def select(data, block_of, named: tuple[str, ...]):
                          "public, fixed attribute such as the arrival week). Nothing was charged.")
     records = np.asarray(data)
     keys = np.asarray(block_of)
-    if keys.dtype.kind == "O" and all(isinstance(key, str) for key in keys.ravel()):
-        keys = keys.astype(str)
+    if keys.dtype.kind != "U":  # strings in an object array (a pandas column), or no keys at all
+        keys = np.asarray(block_of, dtype=object)
+        keys = keys.astype(str) if all(isinstance(key, str) for key in keys.ravel()) else keys
     if keys.dtype.kind != "U" or records.ndim == 0 or keys.shape != records.shape[:1]:
         raise ValueError(f"block_of must be one block name (a string) per record of the data (shape "
                          f"{records.shape}), got {keys.dtype} values of shape {keys.shape}. Nothing was charged.")
