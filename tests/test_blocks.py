@@ -9,7 +9,7 @@ import pytest
 
 import dpledger as dp
 from dpledger.cli import main
-from dpledger.mechanisms import Laplace
+from dpledger.mechanisms import Gaussian, Laplace
 from spending import spend_together
 
 BUDGET = dp.PureDP(1.0)
@@ -48,6 +48,24 @@ def test_a_charge_naming_two_blocks_is_refused_whole(ledger):
     entry = again.spend("both", dp.PureDP(0.2), blocks=WEEKS)
     assert entry.blocks == WEEKS and [again.spent_in(w).epsilon for w in WEEKS] == [1.0, 0.2]
     _unchanged(ledger, 2)
+
+
+def test_every_block_keeps_the_ledgers_filter(ledger):
+    acct = dp.Accountant.open(ledger, dp.ApproxDP(1.0, 1e-6), "zcdp", blocks=WEEKS)
+    step = Gaussian(0.4, 1e-7)
+    acct.spend("both", step, blocks=WEEKS)
+    admitted = {}
+    for week in WEEKS:  # each block alone admits the same further steps: a budget each, one filter
+        admitted[week] = 0
+        while True:
+            try:
+                acct.spend(f"{week}-{admitted[week]}", step, blocks=[week])
+            except dp.BudgetExceeded:
+                break
+            admitted[week] += 1
+    assert admitted[WEEKS[0]] == admitted[WEEKS[1]] >= 1
+    read = dp.Accountant.open(ledger)
+    assert read.filter.name == "zcdp" and read.spent_in(WEEKS[0]).amounts == read.spent_in(WEEKS[1]).amounts
 
 
 def test_bad_block_names_are_one_line_naming_the_fix_and_charge_nothing(ledger, tmp_path):
