@@ -9,25 +9,26 @@ import sqlite3
 import dpledger as dp
 
 
-def spender(path, budget, step, attempts, ready) -> None:
-    """Open the ledger at ``path``, wait for ``ready``, then try ``attempts`` spends of ``step``."""
-    acct = dp.Accountant.open(path, budget, relation=dp.ReplaceOne())
+def spender(path, budget, step, attempts, ready, blocks=None) -> None:
+    """Open the ledger at ``path``, wait for ``ready``, then try ``attempts`` spends of ``step`` (on
+    ``blocks`` of a block ledger, which charges under its own relation)."""
+    acct = dp.Accountant.open(path, budget, relation=dp.ReplaceOne() if blocks is None else None)
     ready.wait()
     for i in range(attempts):
         try:
-            acct.spend(f"{os.getpid()}-{i}", step)
+            acct.spend(f"{os.getpid()}-{i}", step, blocks=blocks)
         except dp.BudgetExceeded:
             pass
 
 
-def spend_together(path, budget, step, attempts, processes, timeout=120.0, start="spawn") -> None:
+def spend_together(path, budget, step, attempts, processes, timeout=120.0, start="spawn", blocks=None) -> None:
     """``processes`` spenders (``spender``, started by ``start``: "fork" is faster, "spawn" proves
     nothing is inherited) released at once against the ledger at ``path``; each must exit cleanly."""
     import multiprocessing
 
     context = multiprocessing.get_context(start)
     ready = context.Event()
-    workers = [context.Process(target=spender, args=(path, budget, step, attempts, ready)) for _ in range(processes)]
+    workers = [context.Process(target=spender, args=(path, budget, step, attempts, ready, blocks)) for _ in range(processes)]
     for w in workers:
         w.start()
     ready.set()

@@ -56,7 +56,7 @@ def test_a_copy_carries_everything_seals_the_source_and_charges_on(kinds, tmp_pa
     src, dst = (_new(kind, tmp_path, request, name) for kind, name in zip(kinds, ("src", "dst")))
     before_copy = _charged(src, 0.25, 0.125)
     with _held(src) as store:
-        store.set_meta("blocks", '{"another helper": "its own key"}')  # every meta key is carried
+        store.set_meta("a later key", '{"another module": "its own key"}')  # every meta key is carried
     meta, entries = _state(src)
     said = moving.copy(src, dst)
     assert "2 charges" in said and storage.name(dst) in said and "sealed" in said

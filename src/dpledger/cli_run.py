@@ -30,6 +30,11 @@ def add_parsers(commands, estimator_arguments) -> None:
     run.add_argument("--json", action="store_true", help="print the result as JSON (for scripts) instead")
     run.add_argument("--orders", type=_orders, help="a new ledger's Rényi orders, comma-separated (one order: the "
                                                   "sharper conversion; see dpledger.accountant.suggest_order)")
+    run.add_argument("--blocks", type=_names, help="on a block ledger (a new one is made with these blocks): the "
+                                                 "blocks this run reads, comma-separated, chosen from public "
+                                                 "information or earlier releases, never from the data")
+    run.add_argument("--block-column", help="with --blocks: the CSV header's column that holds each record's "
+                                            "public block (e.g. its arrival week)")
     run.add_argument("--output", help="also write the result JSON here")
     run.add_argument("--seed", type=int, default=None, help="for reproducible experiments only")
     run.set_defaults(run=_run)
@@ -44,6 +49,10 @@ def add_parsers(commands, estimator_arguments) -> None:
     init.add_argument("url")
     init.set_defaults(run=_ledger_init)
     cli_moving.add_parsers(ledger_commands)
+    add = ledger_commands.add_parser("add-blocks", help="add blocks, each with a fresh budget, to a block ledger")
+    add.add_argument("ledger")
+    add.add_argument("blocks", type=_names, help="comma-separated block names, none the ledger holds")
+    add.set_defaults(run=_ledger_add_blocks)
 
 
 def _orders(text: str) -> list[float]:
@@ -51,6 +60,10 @@ def _orders(text: str) -> list[float]:
         return [float(part) for part in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"orders are comma-separated numbers > 1, got {text!r}") from None
+
+
+def _names(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",")]
 
 
 def _budget(args):
@@ -72,17 +85,25 @@ def _run(args) -> int:
 
     params = estimator_params(args)
     graph = registry.estimator(args.name, **params)
-    data = inputs.load(pathlib.Path(args.input), graph, params)  # refused before the ledger is opened
+    if (args.blocks is None) != (args.block_column is None):
+        raise ValueError("--blocks and --block-column go together: the blocks a run reads, and the column that "
+                         "holds each record's block. Nothing was charged.")
+    keys = None  # refused before the ledger is opened:
+    if args.blocks is None:
+        data = inputs.load(pathlib.Path(args.input), graph, params)
+    else:
+        data, keys = inputs.load_blocks(pathlib.Path(args.input), graph, args.block_column, args.blocks)
     if args.output:
         _check_writable(pathlib.Path(args.output))  # before the charge: a result is never charged and lost
-    accountant = Accountant.open(args.ledger, _budget(args), args.filter, orders=args.orders)
+    accountant = Accountant.open(args.ledger, _budget(args), args.filter, orders=args.orders, blocks=args.blocks)
     rng = None if args.seed is None else np.random.default_rng(args.seed)
-    result = accountant.run(graph, data, rng=rng, label=args.label or args.input)
+    result = accountant.run(graph, data, rng=rng, label=args.label or args.input, blocks=args.blocks, block_of=keys)
     output = {"estimator": args.name, "halted": result.halted, "halted_by": result.halted_by,
               "output": None if result.output is None else np.asarray(result.output).tolist(),
               "charged": _g.to_dict(result.entry.guarantee), "filter": accountant.filter.name,
               "spent": accountant.spent.to_dict(), "remaining": accountant.remaining.to_dict(),
-              "budget": _g.to_dict(accountant.budget)}
+              "budget": _g.to_dict(accountant.budget),
+              **({} if accountant.blocks is None else {"blocks": accountant.usage_by_block()})}
     text = json.dumps(output, indent=2)
     if args.output:
         pathlib.Path(args.output).write_text(text + "\n")
@@ -93,8 +114,10 @@ def _run(args) -> int:
     entry = result.entry
     console.print(f"[bold]{_markup(args.name)}[/] on {_markup(entry.label)}: charged {entry.guarantee} under {entry.relation} "
                   f"({_markup(entry.rule)})")
+    spent = (f"spent {accountant.spent}; remaining {accountant.remaining}" if accountant.blocks is None else
+             "; ".join(f"block {b}: spent {accountant.spent_in(b)}" for b in result.entry.blocks))
     console.print(f"ledger {_markup(args.ledger)} (budget {accountant.budget}, {accountant.filter.name!r} filter): "
-                  f"spent {accountant.spent}; remaining {accountant.remaining}")
+                  f"{_markup(spent)}")
     console.print(summary(result))
     if args.output:
         console.print(f"result JSON written to {_markup(args.output)}")
@@ -155,12 +178,23 @@ def _ledger_show(args) -> int:
                 "relation": None if accountant.relation is None else str(accountant.relation),
                 "charges_refused": closed(storage.name(args.file), storage.read(args.file)[0]),
                 "spent": accountant.spent.to_dict(), "remaining": accountant.remaining.to_dict(),
+                **({} if accountant.blocks is None else {"blocks": accountant.usage_by_block()}),
                 "entries": accountant.ledger.to_dicts()}
         print(json.dumps(data, indent=2, default=str))
         return 0
     console = terminal()
     console.print(f"relation {accountant.relation or 'not fixed yet'}")
     console.print(accountant.ledger.table(title=str(args.file)))
+    return 0
+
+
+def _ledger_add_blocks(args) -> int:
+    """Add blocks, each with a fresh budget, to a block ledger (``Accountant.add_blocks``)."""
+    from .accountant import Accountant
+
+    accountant = Accountant.open(args.ledger)
+    print(f"{args.ledger}: blocks {', '.join(accountant.add_blocks(args.blocks))}")
+    accountant.close()
     return 0
 
 

@@ -6,6 +6,10 @@ vertex pairs ``i j`` or ``i,j``, optionally under a header line; needs the publi
 adjacency matrix. Dataset estimators take numbers as CSV or whitespace-separated text (one point
 per row, optionally under a header line) or a .npy array. ``#`` starts a comment in text files.
 
+A dataset for a block ledger (``load_blocks``, ``dpledger run --blocks``) is CSV or text whose
+header line names the column holding each record's public block; only the named blocks' rows are
+read as numbers.
+
 Anything else is refused with an ``InputError``: a ``ValueError`` (the command line's exit code 2)
 whose one line names the file, what was detected and what the estimator takes. Loading happens
 before the ledger is opened, so a refused file is never charged. No Python warning escapes: numpy's
@@ -86,6 +90,10 @@ def load(path: pathlib.Path, graph, params: dict):
         data = _load_text(path, wants_graph, params, refuse)
     else:
         raise refuse(f"detected {_describe(kind)}")
+    return _validated(path, graph, data)
+
+
+def _validated(path: pathlib.Path, graph, data):
     validate = getattr(graph, "validate", None)
     if validate is not None:  # Accountant.run validates again; refusing here names the file
         try:
@@ -93,6 +101,44 @@ def load(path: pathlib.Path, graph, params: dict):
         except ValueError as error:
             raise InputError(f"{path}: {_reason(error)}") from None
     return data
+
+
+def load_blocks(path: pathlib.Path, graph, column: str, blocks) -> tuple[np.ndarray, list[str]]:
+    """The records of ``blocks`` in a CSV or text dataset whose header line names ``column``, the
+    column holding each record's public block, and their blocks (for ``Accountant.run(...,
+    block_of=)``): the other columns are the records. Rows of other blocks are read only for their
+    block, never as numbers, so no value of theirs is checked or reported."""
+    from .relations import EdgeAdjacency
+
+    path = pathlib.Path(path)
+
+    def refuse(what: str) -> InputError:
+        return InputError(f"{path}: {what}; --block-column takes CSV or whitespace-separated numbers under a header "
+                          f"line that names the column {column!r}")
+
+    kind = _sniff(path, refuse)
+    if isinstance(graph.relation, EdgeAdjacency) or kind != "text":
+        raise refuse("the estimator takes a graph, which has no records to split into blocks"
+                     if kind == "text" else f"detected {_describe(kind)}")
+    lines = _lines(path)
+    _, head = next(lines, (None, ""))
+    delimiter = "," if "," in head else None
+    header = _fields(head, delimiter)
+    if column not in header:
+        raise refuse(f"the header line {_excerpt(head)} has no column {column!r}")
+    at, wanted, rows, keys = header.index(column), set(blocks), [], []
+    for number, line in lines:
+        fields = _fields(line, delimiter)
+        if len(fields) <= at:
+            raise refuse(f"line {number} has no {column!r} field")
+        if fields[at] in wanted:
+            values = fields[:at] + fields[at + 1:]
+            if len(values) != len(header) - 1 or not all(_number(value, False) for value in values):
+                width = f"{len(header) - 1} number{'s' if len(header) > 2 else ''}"
+                raise refuse(f"line {number} (block {fields[at]!r}) is not {width} beside its block: {_excerpt(line)}")
+            rows.append([float(value) for value in values])
+            keys.append(fields[at])
+    return _validated(path, graph, np.array(rows, dtype=float).reshape(len(rows), len(header) - 1)), keys
 
 
 def _describe(kind: str) -> str:

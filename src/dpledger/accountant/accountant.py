@@ -11,7 +11,9 @@ A charge that would exceed the budget raises ``BudgetExceeded``: nothing is reco
 is touched. Charges never depend on the data: a graph run is charged its planned cost before it
 starts, whether it later halts or not. ``Accountant.open(path, ...)`` keeps the ledger in an
 SQLite file or a PostgreSQL database (a ``postgresql://`` URL): the budget survives restarts and
-clients sharing it never overspend.
+clients sharing it never overspend. ``Accountant.open(path, budget, blocks=[...])`` makes a block
+ledger: one budget per data block, each run charging the blocks whose records it reads
+(``accountant.blocks``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from .result import Result, execute
 from .ledger import Ledger
 from .cost import cost_of
 from .book import Book
+from . import blocks as _blocks
 from .schedule import Schedule, declared as declared_schedule
 from . import storage
 from .sqlstore import closed
@@ -59,7 +62,7 @@ class Accountant:
 
     @classmethod
     def open(cls, path, budget: _g.Guarantee | None = None, filter=None, relation: Relation | None = None, *,  # noqa: A002
-             orders=None) -> "Accountant":
+             orders=None, blocks=None) -> "Accountant":
         """A durable accountant whose ledger is the SQLite file ``path`` (created if missing) or the
         PostgreSQL database at a ``postgresql://`` URL (made a ledger by ``dpledger ledger init URL``).
 
@@ -68,6 +71,9 @@ class Accountant:
         file whose entries mix relations or name a schedule it never charged (``Accountant.inspect``
         still reads it). A new file needs a budget; its filter defaults to "basic" ("rdp" when orders
         are given). Every charge is committed to the file before its step runs.
+
+        ``blocks``: a new block ledger's data blocks, each with its own ``budget`` and the filter (it
+        charges under ``AddRemoveOne``; ``add_blocks``); reopening, blocks the ledger holds.
         """
         stored = storage.settings(path) if budget is None or filter is None else None
         if budget is None and stored is None:
@@ -81,12 +87,11 @@ class Accountant:
         self = cls.__new__(cls)
         budget = _g.check("budget", budget)
         rule = _filters.make(filter, budget, orders)
-        store = storage.open_store(path, budget, rule.describe(), None if relation is None else check_relation("relation", relation))
+        relation, blocks = None if relation is None else check_relation("relation", relation), _blocks.names(blocks)
+        store = storage.open_store(path, budget, rule.describe(), _blocks.relation(relation, blocks), blocks)
         self._setup(budget, rule, store.relation, store)
         with self._lock, store.transaction() as earlier:
-            book = self._book.copy()
-            book.take(earlier)
-        self._book = book
+            self._book = self._updated(earlier)
         return self
 
     def _setup(self, budget, rule, relation, store, strict: bool = True) -> None:
@@ -115,6 +120,7 @@ class Accountant:
             store.append(entry)
         self._setup(budget, _filters.make(spec["filter"], budget, spec.get("orders")), relation, store, strict=False)
         self._book.where = str(path)
+        self._book.know(_blocks.stored(meta.get("blocks")))
         self._book.take(entries)
         refused = closed(storage.name(path), meta)
         if refused is not None:
@@ -131,9 +137,11 @@ class Accountant:
         return self._book.total
 
     def summary(self) -> list[str]:
-        """The budget, its filter, spent and remaining: the lines above a ledger's table."""
-        return [f"budget {self.budget} under the {self.filter.name!r} filter ({self.filter.source})",
-                f"spent: {self.spent}", f"remaining: {self.remaining}", *self._book.doubts]
+        """The budget, its filter, spent and remaining (each block's): the lines above a ledger's table."""
+        head = f"budget {self.budget}{'' if self.blocks is None else ' per block'} under the {self.filter.name!r} filter"
+        usage = ([f"spent: {self.spent}", f"remaining: {self.remaining}"] if self.blocks is None else
+                 [f"block {b}: spent {self.spent_in(b)}; remaining {self.remaining_in(b)}" for b in self.blocks])
+        return [f"{head} ({self.filter.source})", *usage, *self._book.doubts]
 
     # -- the budget ---------------------------------------------------------------------------
     @property
@@ -155,23 +163,65 @@ class Accountant:
         with self._lock:
             return self.filter.remaining(self._total)
 
+    @property
+    def blocks(self) -> tuple[str, ...] | None:
+        """A block ledger's blocks, in order of addition (None: one ledger-wide budget); its ``spent``
+        and ``remaining`` read the most-charged block (what any record lost at most, every block has left)."""
+        with self._lock:
+            return None if self._book.blocks is None else tuple(self._book.blocks)
+
+    def spent_in(self, block: str) -> _filters.Usage:
+        """What ``block`` of a block ledger has spent, as this accountant has read it (``refresh()``)."""
+        with self._lock:
+            return self.filter.usage(self._book.block(block))
+
+    def remaining_in(self, block: str) -> _filters.Usage:
+        """What ``block`` of a block ledger has left, as this accountant has read it (``refresh()``)."""
+        with self._lock:
+            return self.filter.remaining(self._book.block(block))
+
+    def usage_by_block(self) -> dict:
+        """Each block's spent and remaining as JSON values (``to_dict``, ``dpledger ledger show --json``)."""
+        return {name: {"spent": self.spent_in(name).to_dict(), "remaining": self.remaining_in(name).to_dict()}
+                for name in self.blocks or ()}
+
+    def add_blocks(self, names) -> tuple[str, ...]:
+        """Add blocks to a block ledger in one transaction, each with a fresh budget (the ledger's, nothing
+        spent); a name it holds is refused: a block is never reset. Returns all its blocks."""
+        names = _blocks.names(() if names is None else names)
+        with self._lock:
+            if self._book.blocks is None:
+                _blocks.added(self._book.where, None, names)  # refused: a ledger-wide budget has no blocks
+            blocks = self._store.add_blocks(names)
+            book = self._book.copy()
+            book.know(blocks)
+            self._book = book
+        return blocks
+
     def refresh(self) -> None:
         """Take in charges that other processes sharing the ledger file made since we last looked."""
         with self._lock:
             with self._store.transaction() as others:
-                book = self._book.copy()
-                book.take(others)
+                book = self._updated(others)
             self._book = book
+
+    def _updated(self, others) -> Book:
+        """Inside the store's transaction: a copy of the book with the ledger's blocks and ``others``' entries."""
+        book = self._book.copy()
+        book.know(self._store.blocks)
+        book.take(others)
+        return book
 
     # -- charging -----------------------------------------------------------------------------
     def spend(self, name: str, what: _g.Guarantee | Mechanism, relation: Relation | None = None, *,
-              charge_id: str | None = None) -> LedgerEntry:
+              charge_id: str | None = None, blocks=None) -> LedgerEntry:
         """Charge one adaptively chosen step (a guarantee, a mechanism, a graph or its plan) through
         the filter and record it; raise before recording if it does not fit. Call this *before*
         running the step. A graph is charged under its own relation. ``charge_id``: the client's
         id for this charge; if the ledger already records it (a retry after a lost connection),
-        its entry is returned and nothing is charged (``LedgerEntry.charge_id``)."""
-        return self._charge(name, cost_of(what), relation, charge_id=charge_id)
+        its entry is returned and nothing is charged (``LedgerEntry.charge_id``). ``blocks``: on a
+        block ledger, the blocks whose records the step reads, each charged (all or nothing)."""
+        return self._charge(name, cost_of(what), relation, charge_id=charge_id, blocks=blocks)
 
     def plan(self, graph):
         """The graph's total guarantee and step-by-step breakdown, computed without data; a graph
@@ -188,7 +238,7 @@ class Accountant:
         return plan
 
     def run(self, graph, data, rng: np.random.Generator | None = None, name: str | None = None,
-            label: str | None = None, *, charge_id: str | None = None) -> Result:
+            label: str | None = None, *, charge_id: str | None = None, blocks=None, block_of=None) -> Result:
         """Validate the input, plan, charge the full planned cost through the filter, then execute
         the graph. ``label``: a public name for the input (a file name), recorded with the charge;
         the ledger is an observable, so never pass anything computed from the data.
@@ -198,11 +248,16 @@ class Accountant:
         while the graph touches the data is a bug and surfaces as a ``PrivacyError`` naming the
         step, after the charge. ``charge_id``: if the ledger already records it, nothing is charged
         and nothing runs (``Result.replayed``): a retry yields one charge and one output, or none.
+
+        ``blocks``, ``block_of``: on a block ledger, the blocks the run reads (chosen from public
+        information or earlier releases) and each record's public block: only their records reach
+        the domain check and the graph; each named block is charged, all or nothing (``accountant.blocks``).
         """
         plan = self.plan(graph)
-        data = graph.validate(data)
+        data = graph.validate(_blocks.records(self._book.where, self._book.blocks, data, blocks, block_of))
         rng = _random.generator(rng)
-        entry, fresh = self._charge_once(name or plan.name, cost_of(plan), label=_label(label), charge_id=charge_id)
+        entry, fresh = self._charge_once(name or plan.name, cost_of(plan), label=_label(label), charge_id=charge_id,
+                                         blocks=blocks)
         if not fresh:
             return Result(None, False, None, {}, entry, replayed=True)  # recorded before: never run twice
         return execute(graph, plan, data, rng, entry)
@@ -214,8 +269,9 @@ class Accountant:
         ``steps``: ``(step name, mechanism | guarantee | graph[, times])`` in the order they will
         run. The steps compose tightly (``privacy.tight``: they are fixed before the data), and
         the whole enters the filter as one step. Its graphs must be private under the session's
-        relation; schedule names are unique in a ledger.
+        relation; schedule names are unique in a ledger. A block ledger takes no schedules (yet).
         """
+        _blocks.no_schedules(self._book.where, self._book.blocks)
         entry = self._charge(name, declared_schedule(name, steps), relation)
         return Schedule(self, entry)
 
@@ -235,12 +291,13 @@ class Accountant:
         """The relation a charge is made under: the one the step names (explicitly, or as its
         graph's), which must agree with each other and with the session's; the session's when the
         step names none. Changes nothing: only a recorded entry fixes the session's relation."""
-        current = (self._book if book is None else book).relation
+        book = self._book if book is None else book
+        current = book.relation
         stated = {check_relation("relation", r) for r in named if r is not None}
         if len(stated) > 1:
             raise RelationError(f"the step is named under {' and '.join(sorted(map(str, stated)))} at once: a graph is "
                                 "charged under its own relation. Nothing was charged.")
-        relation = next(iter(stated), current)
+        relation = _blocks.relation(next(iter(stated), current), book.blocks)  # a block ledger's: AddRemoveOne
         if relation is None:
             raise PrivacyError("name the neighbouring relation: Accountant(budget, relation=ReplaceOne()) or "
                                "spend(..., relation=...)")
@@ -251,27 +308,29 @@ class Accountant:
         return relation
 
     def _charge(self, name, cost, relation=None, prepaid: str | None = None, label: str | None = None,
-                charge_id: str | None = None) -> LedgerEntry:
+                charge_id: str | None = None, blocks=None) -> LedgerEntry:
         """The entry of the charge (``_charge_once``), recorded now or, for a known id, before."""
-        return self._charge_once(name, cost, relation, prepaid, label, charge_id)[0]
+        return self._charge_once(name, cost, relation, prepaid, label, charge_id, blocks)[0]
 
     def _charge_once(self, name, cost, relation=None, prepaid: str | None = None, label: str | None = None,
-                     charge_id: str | None = None) -> tuple[LedgerEntry, bool]:
+                     charge_id: str | None = None, blocks=None) -> tuple[LedgerEntry, bool]:
         """Price ``cost`` through the filter (nothing for a step of a schedule paid in advance, which
         must be its next declared step) and append its entry, atomically; ``BudgetExceeded`` with
         nothing recorded if it does not fit. Every check runs inside the store's transaction, on a
         copy of the book brought up to date with what the store holds now, before the append; the
-        book is replaced only once the store has committed."""
+        book is replaced only once the store has committed. On a block ledger, one of ``blocks``
+        that the charge would overspend refuses it whole."""
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         if charge_id is not None and (not isinstance(charge_id, str) or not charge_id):
             raise ValueError(f"charge_id must be a non-empty string (unique per charge), got {charge_id!r}")
+        blocks = _blocks.names(blocks)
         with self._lock:
             with self._store.transaction() as others:
-                book = self._book.copy()
-                book.take(others)
+                book = self._updated(others)
+                blocks = _blocks.charged(book.where, book.blocks, blocks)
                 if charge_id is not None and charge_id in book.ids:
-                    recorded = _same_charge(book.ids[charge_id], name, cost)  # raises before the book changes
+                    recorded = _same_charge(book.ids[charge_id], name, cost, blocks)  # raises before the book changes
                     self._book = book  # what was read stays read; nothing is appended
                     return recorded, False
                 book.adopt(self._store.relation, book.where)
@@ -282,15 +341,15 @@ class Accountant:
                 if prepaid is not None:
                     cost = attrs.evolve(cost, rule=book.prepaid_rule(prepaid, name, cost))
                 price = self.filter.zero() if prepaid is not None else self.filter.price(cost.guarantee, cost.event)
-                total = tuple(t + p for t, p in zip(book.total, price))
-                if not self.filter.fits(total):
-                    raise BudgetExceeded(
-                        f"charging {name!r} ({cost.guarantee}; {self.filter.price_text(price)}) would exceed the "
-                        f"budget {self.budget} under the {self.filter.name!r} filter: spent "
-                        f"{self.filter.usage(book.total)}. Nothing was charged.")
+                for block, spent in book.paying(blocks).items():  # each block it pays from, or the ledger
+                    if not self.filter.fits(tuple(t + p for t, p in zip(spent, price))):
+                        raise BudgetExceeded(
+                            f"charging {name!r} ({cost.guarantee}; {self.filter.price_text(price)}) would exceed the "
+                            f"budget {self.budget}{'' if block is None else f' of block {block!r}'} under the "
+                            f"{self.filter.name!r} filter: spent {self.filter.usage(spent)}. Nothing was charged.")
                 entry = LedgerEntry(name, cost.kind, str(relation), cost.guarantee, cost.rule, cost.params,
                                     cost.steps, _events.to_dict(cost.event), charged=self.filter.price_text(price),
-                                    prepaid=prepaid, label=label, charge_id=charge_id)
+                                    prepaid=prepaid, label=label, charge_id=charge_id, blocks=blocks)
                 book.adopt(relation, book.where)  # the session's own, whatever relation it is
                 book.take([entry])  # exactly as a re-read will: checked before it is written
                 self._store.append(entry, relation)
@@ -301,7 +360,7 @@ class Accountant:
     def to_dict(self) -> dict:
         return {"budget": _g.to_dict(self.budget), **self.filter.describe(), "relation": str(self.relation),
                 "spent": self.spent.to_dict(), "remaining": self.remaining.to_dict(),
-                "entries": self.ledger.to_dicts()}
+                **({} if self.blocks is None else {"blocks": self.usage_by_block()}), "entries": self.ledger.to_dicts()}
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), **kwargs)
@@ -329,10 +388,11 @@ class Accountant:
         return f"Accountant(budget={self.budget}, filter={self.filter.name!r}, spent: {self.spent})"
 
 
-def _same_charge(entry: LedgerEntry, name: str, cost) -> LedgerEntry:
-    """The recorded entry of a charge id, if the retry asks for the same step; else a ValueError."""
-    if entry.name != name or entry.guarantee != cost.guarantee:
-        raise ValueError(f"the charge id {entry.charge_id!r} is recorded for {entry.name!r} ({entry.guarantee}), not "
+def _same_charge(entry: LedgerEntry, name: str, cost, blocks) -> LedgerEntry:
+    """The recorded entry of a charge id, if the retry asks for the same step (on the same blocks); else a ValueError."""
+    if entry.name != name or entry.guarantee != cost.guarantee or entry.blocks != blocks:
+        on = "" if entry.blocks == blocks else f" on the blocks {list(entry.blocks or [])}"
+        raise ValueError(f"the charge id {entry.charge_id!r} is recorded for {entry.name!r} ({entry.guarantee}){on}, not "
                          f"{name!r} ({cost.guarantee}): choose a new id for a new charge. Nothing was charged.")
     return entry
 

@@ -1,5 +1,6 @@
 """What a ledger's entries add up to, checked as they are read: the session's relation, the filter's
-running total, and each charged schedule with how many of its prepaid steps have run.
+running total (on a block ledger, each block's, ``accountant.blocks``), and each charged schedule
+with how many of its prepaid steps have run.
 
 The accountant keeps one ``Book`` and changes it only by taking in recorded entries: its own
 (after the store committed them) and other processes' (read inside each charge's transaction).
@@ -15,6 +16,7 @@ import copy
 from ..errors import LedgerError, RelationError
 from ..relations import Relation, from_name
 from ..privacy import events as _events
+from . import blocks as _blocks
 from .cost import Cost
 from .entries import LedgerEntry
 from .schedule import check_prepaid, declared_steps
@@ -24,11 +26,15 @@ class Book:
     """The session's relation, total and schedules, from the entries taken in so far. ``strict``
     refuses an entry that fails a check (``RelationError``, ``LedgerError``); otherwise (for
     ``Accountant.inspect``) it is taken in, priced at its own cost when it is a prepaid step no
-    schedule covers, and ``doubts`` says why."""
+    schedule covers, and ``doubts`` says why.
+
+    ``blocks``: on a block ledger, each block's total (None on a ledger-wide budget); ``total`` is
+    then their componentwise maximum, what the most-charged block's records have lost at most."""
 
     def __init__(self, rule, relation: Relation | None, where: str, strict: bool = True):
         self.filter, self.relation, self.where, self.strict = rule, relation, where, strict
         self.total = rule.zero()
+        self.blocks: dict[str, tuple] | None = None
         self.schedules: dict[str, list] = {}  # name -> [its charge, its declared steps, prepaid steps recorded]
         self.doubts: list[str] = []
         self.ids: dict[str, LedgerEntry] = {}  # client-chosen charge id -> its recorded entry
@@ -38,7 +44,22 @@ class Book:
         other.schedules = {name: list(known) for name, known in self.schedules.items()}
         other.doubts = list(self.doubts)
         other.ids = dict(self.ids)
+        other.blocks = None if self.blocks is None else dict(self.blocks)
         return other
+
+    def know(self, blocks: tuple[str, ...] | None) -> None:
+        """Take in the ledger's blocks (a block added since starts with a fresh budget: nothing spent)."""
+        if blocks is not None:
+            self.blocks = {**dict.fromkeys(blocks, self.filter.zero()), **(self.blocks or {})}
+
+    def block(self, name: str):
+        """The total of block ``name`` (a ``ValueError`` naming the fix for a block the ledger lacks)."""
+        return self.blocks[_blocks.charged(self.where, self.blocks, (name,), then="")[0]]
+
+    def paying(self, blocks: tuple[str, ...] | None) -> dict:
+        """The totals a charge pays into: each of its ``blocks``' (checked names of a block ledger),
+        or ``{None: the ledger's total}``."""
+        return {None: self.total} if blocks is None else {name: self.blocks[name] for name in blocks}
 
     def adopt(self, relation: Relation | None, what: str) -> None:
         """Take the relation of a recorded charge (or of the ledger file) as the session's."""
@@ -85,9 +106,26 @@ class Book:
             if entry.name in self.schedules and self.strict:
                 raise LedgerError(f"{self.where} charges two schedules named {entry.name!r}")
             self.schedules[entry.name] = [entry, declared_steps(entry), 0]
-        self.total = tuple(t + p for t, p in zip(self.total, price))
+        self._pay(entry, price)
         if entry.charge_id is not None:
             self.ids.setdefault(entry.charge_id, entry)
+
+    def _pay(self, entry: LedgerEntry, price) -> None:
+        """Add ``price`` to the totals ``entry`` paid from: the ledger's, or its blocks' (and their maximum)."""
+        known = self.blocks
+        if (known is None) != (entry.blocks is None) or any(name not in known for name in entry.blocks or ()):
+            why = (f"the charge {entry.name!r} names the blocks {list(entry.blocks or [])}, but the ledger holds "
+                   f"{'none' if known is None else ', '.join(known)}")
+            if self.strict:
+                raise LedgerError(f"{self.where}: {why}; refused for charging (Accountant.inspect reads it)")
+            against = "the ledger" if known is None else "the blocks it names" if entry.blocks else "every block"
+            self._doubt(f"{why}: counted against {against}")
+        if known is None:
+            self.total = _plus(self.total, price)
+            return
+        for name in entry.blocks or tuple(known):
+            known[name] = _plus(known.get(name, self.filter.zero()), price)
+            self.total = tuple(map(max, self.total, known[name]))
 
     def _covered(self, entry: LedgerEntry, event) -> str | None:
         """Count a prepaid step against its schedule's next declared step; why it is not covered, or None."""
@@ -106,3 +144,7 @@ class Book:
     def _doubt(self, line: str) -> None:
         if line not in self.doubts:
             self.doubts.append(line)
+
+
+def _plus(total, price) -> tuple:
+    return tuple(t + p for t, p in zip(total, price))

@@ -27,6 +27,8 @@ class LedgerEntry:
     prepaid: str | None = None  # the declared schedule that paid for this step in advance
     label: str | None = None  # the input's public label (a file name as given), never computed from the data
     charge_id: str | None = None  # the client's id for this charge: recorded once, a retry returns this entry
+    blocks: tuple[str, ...] | None = attrs.field(default=None, converter=lambda v: None if v is None else tuple(v))
+    # the blocks of a block ledger this charge was made against (each one's budget paid it); None elsewhere
 
     def to_dict(self) -> dict:
         return {"name": self.name, "mechanism": self.mechanism, "relation": self.relation,
@@ -34,11 +36,12 @@ class LedgerEntry:
                 "steps": [s.to_dict() for s in self.steps], "event": self.event, "time": self.time,
                 "charged": self.charged, "prepaid": self.prepaid,
                 **({} if self.label is None else {"label": self.label}),
-                **({} if self.charge_id is None else {"charge_id": self.charge_id})}
+                **({} if self.charge_id is None else {"charge_id": self.charge_id}),
+                **({} if self.blocks is None else {"blocks": list(self.blocks)})}
 
     @classmethod
     def from_dict(cls, data: dict) -> "LedgerEntry":
         return cls(data["name"], data["mechanism"], data["relation"], _g.from_dict(data["guarantee"]),
                    data["rule"], data["params"], tuple(PlanStep.from_dict(s) for s in data["steps"]),
                    data.get("event"), data["time"], data.get("charged", ""), data.get("prepaid"), data.get("label"),
-                   data.get("charge_id"))
+                   data.get("charge_id"), data.get("blocks"))

@@ -160,9 +160,10 @@ def _what(name: str, depth: int, *details: str, style: str = ""):
 
 
 def _stamp(entry) -> str:
-    """When it was charged (UTC, to the second) and the input's label, if the run gave one."""
-    when = entry.time[:19].replace("T", " ") + " UTC"
-    return when if entry.label is None else f"{when} · {entry.label}"
+    """When it was charged (UTC, to the second), the input's label if the run gave one, and the blocks
+    it paid from on a block ledger."""
+    blocks = None if entry.blocks is None else f"blocks {', '.join(entry.blocks)}"
+    return " · ".join(part for part in (entry.time[:19].replace("T", " ") + " UTC", entry.label, blocks) if part)
 
 
 def _step_width(entries) -> int:

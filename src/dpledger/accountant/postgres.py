@@ -72,7 +72,8 @@ class PostgresStore(SQLStore):
 
     placeholder = "%s"
 
-    def __init__(self, url: str, budget: _g.Guarantee, filter_: dict, relation: Relation | None):
+    def __init__(self, url: str, budget: _g.Guarantee, filter_: dict, relation: Relation | None,
+                 blocks: tuple[str, ...] | None = None):
         connection = connect(url)
         if not _has_schema(connection):
             connection.close()
@@ -80,7 +81,7 @@ class PostgresStore(SQLStore):
                               "(a database is never initialised implicitly). Nothing was charged.")
         self._url = url
         self.lost_connection = (_psycopg().OperationalError,)
-        super().__init__(_safe(url), connection, budget, filter_, relation)
+        super().__init__(_safe(url), connection, budget, filter_, relation, blocks)
 
     def _again(self, step):
         """``step()``; if the server dropped the connection since we last used it (a restart), a new

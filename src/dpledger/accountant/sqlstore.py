@@ -14,35 +14,39 @@ from typing import Iterator
 from .. import guarantees as _g
 from ..errors import LedgerError, RelationError
 from ..relations import Relation, from_name
+from . import blocks as _blocks
 from .entries import LedgerEntry
 
 #: 2: the session's filter replaced the composition mode (``filter``, a JSON object: name and
 #: fixed parameters); entries gained ``charged`` and ``prepaid``.
 #: 3: meta keys ``sealed`` (moved, restored or being copied: where the ledger that charges is) and
-#: ``backup_of`` (a backup: its original and when), each refusing charges (``moving``).
+#: ``backup_of`` (a backup: its original and when), each refusing charges (``moving``); a block
+#: ledger's meta key ``blocks`` (a JSON list of its block names, in order of addition) and its
+#: entries' ``blocks`` (the blocks each charge paid from).
 SCHEMA_VERSION = 3
 
 
 class SQLStore(abc.ABC):
-    """A ledger in a database: a ``meta`` table (budget, filter, relation, schema version; once moved
-    or backed up, the record that refuses charges: ``closed``) and an append-only ``entries`` table
-    with one JSON document per charge. Subclasses say how to connect, how to begin a transaction
-    that serialises against every other writer (``_begin``), how to insert a row and which
-    placeholder they use; every rule of the ledger lives here, once."""
+    """A ledger in a database: a ``meta`` table (budget, filter, relation, schema version; a block
+    ledger's blocks, ``blocks``: None for a ledger-wide budget; once moved or backed up, the record
+    that refuses charges: ``closed``) and an append-only ``entries`` table with one JSON document
+    per charge. Subclasses say how to connect, how to begin a transaction that serialises against
+    every other writer (``_begin``), how to insert a row and which placeholder they use; every rule
+    of the ledger lives here, once."""
 
     placeholder = "?"
     #: the errors of a connection to a database server that went away (none for a file)
     lost_connection: tuple[type[Exception], ...] = ()
 
     def __init__(self, where: str, connection, budget: _g.Guarantee | None, filter_: dict | None,
-                 relation: Relation | None):
+                 relation: Relation | None, blocks: tuple[str, ...] | None = None):
         """``budget`` None: the ledger as it is, nothing checked or fixed (``moving`` reads and writes
         its meta itself, in ``whole()``)."""
         self.where = where
         self._connection = connection
         self._lock = threading.RLock()
         self._seen = 0
-        self.relation = None if budget is None else self._initialise(budget, filter_, relation)
+        self.relation = None if budget is None else self._initialise(budget, filter_, relation, blocks)
 
     @property
     def path(self) -> str:
@@ -59,12 +63,13 @@ class SQLStore(abc.ABC):
     def _insert(self, document: str) -> int:
         """Append one entry's JSON document inside the open transaction; its new id."""
 
-    def _initialise(self, budget, filter_, relation) -> Relation | None:
+    def _initialise(self, budget, filter_, relation, blocks) -> Relation | None:
         wanted = {"budget": json.dumps(_g.to_dict(budget)), "filter": json.dumps(filter_, sort_keys=True),
-                  "schema": str(SCHEMA_VERSION)}
+                  "schema": str(SCHEMA_VERSION), **({} if blocks is None else {"blocks": json.dumps(list(blocks))})}
         with self._write():
             stored = dict(self._sql("SELECT key, value FROM meta").fetchall())
             if set(stored) <= {"schema"} and stored.get("schema", wanted["schema"]) == wanted["schema"]:
+                self.blocks = blocks
                 for key, value in wanted.items():
                     if key not in stored:
                         self._sql("INSERT INTO meta VALUES (?, ?)", (key, value))
@@ -84,6 +89,7 @@ class SQLStore(abc.ABC):
                         f"{self.where} was created with {text(stored[key])}, not {text(wanted[key])}: a ledger "
                         "keeps its budget and filter for life (open a new ledger for a new budget)"
                     )
+            self.blocks = _blocks.reopened(self.where, _blocks.stored(stored.get("blocks")), blocks)
             saved = from_name(stored["relation"]) if "relation" in stored else None
             if relation is not None and saved is not None and relation != saved:
                 raise RelationError(f"{self.where} charges under {saved}, not {relation}")
@@ -103,7 +109,7 @@ class SQLStore(abc.ABC):
         the commit nothing was charged; during it the charge may have committed, so its row is
         read again next time, and a retry with its charge id finds it."""
         with self._lock:
-            seen, relation = self._seen, getattr(self, "relation", None)
+            seen, relation, blocks = self._seen, getattr(self, "relation", None), getattr(self, "blocks", None)
             try:
                 self._begin()
             except self.lost_connection as exc:
@@ -113,7 +119,7 @@ class SQLStore(abc.ABC):
                 yield
             except BaseException as exc:
                 self._rollback()
-                self._seen, self.relation = seen, relation
+                self._seen, self.relation, self.blocks = seen, relation, blocks
                 if isinstance(exc, self.lost_connection):
                     raise self._lost(exc, "Nothing was charged.") from None
                 raise
@@ -137,11 +143,13 @@ class SQLStore(abc.ABC):
     @contextlib.contextmanager
     def transaction(self) -> Iterator[list[LedgerEntry]]:
         """Holds the ledger's write lock: yields entries written since we last looked, with
-        ``relation`` read again from the ledger (another process may have fixed it since)."""
+        ``relation`` and ``blocks`` read again from the ledger (another process may have fixed the
+        relation or added blocks since)."""
         with self._write():
             meta = dict(self._sql("SELECT key, value FROM meta").fetchall())
             _refuse_charges_if_closed(self.where, meta)
             self.relation = from_name(meta["relation"]) if "relation" in meta else None
+            self.blocks = _blocks.stored(meta.get("blocks"))
             rows = self._sql("SELECT id, document FROM entries WHERE id > ? ORDER BY id", (self._seen,)).fetchall()
             if rows:
                 self._seen = rows[-1][0]
@@ -150,6 +158,18 @@ class SQLStore(abc.ABC):
     def _stored_relation(self) -> Relation | None:
         row = self._sql("SELECT value FROM meta WHERE key = 'relation'").fetchone()
         return None if row is None else from_name(row[0])
+
+    def _stored_blocks(self) -> tuple[str, ...] | None:
+        row = self._sql("SELECT value FROM meta WHERE key = 'blocks'").fetchone()
+        return _blocks.stored(None if row is None else row[0])
+
+    def add_blocks(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        """Add blocks to a block ledger, in one transaction (refused for a ledger-wide budget or a
+        name it already holds: a block is never reset); all its blocks now."""
+        with self._write():
+            self.blocks = _blocks.added(self.where, self._stored_blocks(), names)
+            self._sql("UPDATE meta SET value = ? WHERE key = 'blocks'", (json.dumps(list(self.blocks)),))
+        return self.blocks
 
     def append(self, entry: LedgerEntry, relation: Relation) -> None:
         """Inside ``transaction()``: the charge under ``relation`` (fixing the ledger's relation if it is

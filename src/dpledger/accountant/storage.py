@@ -31,6 +31,7 @@ class MemoryStore:
     keeps the relation: nobody else writes here)."""
 
     relation = None
+    blocks = None  # an accountant in memory has one ledger-wide budget
 
     def __init__(self):
         self._entries: list[LedgerEntry] = []
@@ -53,7 +54,7 @@ class SQLiteStore(SQLStore):
     """An SQLite ledger file; ``BEGIN IMMEDIATE`` takes the file's one write lock."""
 
     def __init__(self, path: str | pathlib.Path, budget: _g.Guarantee, filter_: dict,
-                 relation: Relation | None):
+                 relation: Relation | None, blocks: tuple[str, ...] | None = None):
         if pathlib.Path(path).exists():
             read(path)  # an existing file must already be a ledger (LedgerCorrupt otherwise): never initialised
         connection = sqlite3.connect(path, timeout=120.0, isolation_level=None, check_same_thread=False)
@@ -62,7 +63,7 @@ class SQLiteStore(SQLStore):
         connection.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         connection.execute("CREATE TABLE IF NOT EXISTS entries (id INTEGER PRIMARY KEY AUTOINCREMENT, "
                            "document TEXT NOT NULL)")
-        super().__init__(str(path), connection, budget, filter_, relation)
+        super().__init__(str(path), connection, budget, filter_, relation, blocks)
 
     def _begin(self) -> None:
         self._connection.execute("BEGIN IMMEDIATE")
@@ -86,13 +87,13 @@ def name(where) -> str:
     return str(pathlib.Path(where).absolute())
 
 
-def open_store(where, budget, filter_, relation) -> SQLStore:
+def open_store(where, budget, filter_, relation, blocks=None) -> SQLStore:
     """The store a ledger's name selects: a ``postgresql://`` URL or an SQLite file path."""
     if is_url(where):
         from .postgres import PostgresStore
 
-        return PostgresStore(where, budget, filter_, relation)
-    return SQLiteStore(where, budget, filter_, relation)
+        return PostgresStore(where, budget, filter_, relation, blocks)
+    return SQLiteStore(where, budget, filter_, relation, blocks)
 
 
 def settings(path: str | pathlib.Path) -> dict | None:
