@@ -34,7 +34,8 @@ from .pricing import unpriced
 from .result import Result, execute
 from .ledger import Ledger
 from .cost import cost_of
-from .book import Book
+from .book import GROUPS, Book, add
+from . import quotas as _quotas
 from .schedule import Schedule, declared as declared_schedule
 from . import storage
 from .storage import MemoryStore
@@ -58,7 +59,7 @@ class Accountant:
 
     @classmethod
     def open(cls, path, budget: _g.Guarantee | None = None, filter=None, relation: Relation | None = None, *,  # noqa: A002
-             orders=None) -> "Accountant":
+             orders=None, analyst: str | None = None) -> "Accountant":
         """A durable accountant whose ledger is the SQLite file ``path`` (created if missing) or the
         PostgreSQL database at a ``postgresql://`` URL (made a ledger by ``dpledger ledger init URL``).
 
@@ -67,6 +68,10 @@ class Accountant:
         file whose entries mix relations or name a schedule it never charged (``Accountant.inspect``
         still reads it). A new file needs a budget; its filter defaults to "basic" ("rdp" when orders
         are given). Every charge is committed to the file before its step runs.
+
+        ``analyst``: who charges, recorded with each charge. An SQLite file records the name given
+        (default: the OS user); a PostgreSQL ledger records the database role connected, written
+        by the database itself (a name given must be that role).
         """
         stored = storage.settings(path) if budget is None or filter is None else None
         if budget is None and stored is None:
@@ -80,7 +85,8 @@ class Accountant:
         self = cls.__new__(cls)
         budget = _g.check("budget", budget)
         rule = _filters.make(filter, budget, orders)
-        store = storage.open_store(path, budget, rule.describe(), None if relation is None else check_relation("relation", relation))
+        store = storage.open_store(path, budget, rule.describe(), None if relation is None else check_relation("relation", relation),
+                                   analyst)
         self._setup(budget, rule, store.relation, store)
         with self._lock, store.transaction() as earlier:
             book = self._book.copy()
@@ -110,6 +116,7 @@ class Accountant:
         relation = from_name(meta["relation"]) if "relation" in meta else None
         self = cls.__new__(cls)
         store = MemoryStore()
+        store.quotas = json.loads(meta.get("quotas", "{}"))
         for entry in entries:
             store.append(entry)
         self._setup(budget, _filters.make(spec["filter"], budget, spec.get("orders")), relation, store, strict=False)
@@ -150,6 +157,27 @@ class Accountant:
         """The filter's headroom, in its own currency. Whether a step fits is decided by pricing it."""
         with self._lock:
             return self.filter.remaining(self._total)
+
+    def spent_by(self, by: str) -> dict:
+        """What each analyst (``by="analyst"``; None: not recorded) or each block (``"block"``) spent,
+        as a ``Usage`` in the filter's currency; an entry counts in each block it names."""
+        if by not in GROUPS:
+            raise ValueError(f"charges are summed by one of {tuple(GROUPS)}, not {by!r}")
+        with self._lock:
+            return {group: self.filter.usage(total) for group, total in self._book.totals[by].items()}
+
+    @property
+    def quotas(self) -> dict:
+        """Each analyst's quota (a guarantee) inside the budget, as the ledger held it when last read."""
+        return _quotas.quotas_of(self._store.quotas)
+
+    def set_quota(self, analyst: str, quota: _g.Guarantee) -> None:
+        """Limit ``analyst``'s own charges to ``quota`` (within the budget, under the ledger's filter),
+        checked in every charge's transaction; a quota below what they spent refuses their next
+        charge. A PostgreSQL ledger lets only its owner set quotas."""
+        if isinstance(self._store, MemoryStore):
+            raise ValueError("quotas are kept by a durable ledger: Accountant.open(path or URL)")
+        self._store.set_quota(analyst, _quotas.document(self.filter, analyst, quota))
 
     def refresh(self) -> None:
         """Take in charges that other processes sharing the ledger file made since we last looked."""
@@ -278,18 +306,19 @@ class Accountant:
                 if prepaid is not None:
                     cost = attrs.evolve(cost, rule=book.prepaid_rule(prepaid, name, cost))
                 price = self.filter.zero() if prepaid is not None else self.filter.price(cost.guarantee, cost.event)
-                total = tuple(t + p for t, p in zip(book.total, price))
-                if not self.filter.fits(total):
+                if not self.filter.fits(add(book.total, price)):
                     raise BudgetExceeded(
                         f"charging {name!r} ({cost.guarantee}; {self.filter.price_text(price)}) would exceed the "
                         f"budget {self.budget} under the {self.filter.name!r} filter: spent "
                         f"{self.filter.usage(book.total)}. Nothing was charged.")
+                analyst = self._store.analyst
+                _quotas.check(self.filter, book, self._store.quotas, analyst, name, price)
                 entry = LedgerEntry(name, cost.kind, str(relation), cost.guarantee, cost.rule, cost.params,
                                     cost.steps, _events.to_dict(cost.event), charged=self.filter.price_text(price),
-                                    prepaid=prepaid, label=label, charge_id=charge_id)
+                                    prepaid=prepaid, label=label, charge_id=charge_id, analyst=analyst)
                 book.adopt(relation, book.where)  # the session's own, whatever relation it is
                 book.take([entry])  # exactly as a re-read will: checked before it is written
-                self._store.append(entry, relation)
+                self._store.append(entry, relation, price)
             self._book = book
             return entry, True
 

@@ -1,5 +1,6 @@
 """What a ledger's entries add up to, checked as they are read: the session's relation, the filter's
-running total, and each charged schedule with how many of its prepaid steps have run.
+running total (also per analyst, per block: ``GROUPS``), and each charged schedule with how many of
+its prepaid steps have run.
 
 The accountant keeps one ``Book`` and changes it only by taking in recorded entries: its own
 (after the store committed them) and other processes' (read inside each charge's transaction).
@@ -20,6 +21,11 @@ from .entries import LedgerEntry
 from .schedule import check_prepaid, declared_steps
 
 
+#: what charges can be summed by (``dpledger ledger show --by``): each names the groups an entry
+#: counts in — its analyst (None when not recorded), or each block it charged (none if it names none)
+GROUPS = {"analyst": lambda entry: (entry.analyst,), "block": lambda entry: getattr(entry, "blocks", None) or ()}
+
+
 class Book:
     """The session's relation, total and schedules, from the entries taken in so far. ``strict``
     refuses an entry that fails a check (``RelationError``, ``LedgerError``); otherwise (for
@@ -32,12 +38,14 @@ class Book:
         self.schedules: dict[str, list] = {}  # name -> [its charge, its declared steps, prepaid steps recorded]
         self.doubts: list[str] = []
         self.ids: dict[str, LedgerEntry] = {}  # client-chosen charge id -> its recorded entry
+        self.totals: dict[str, dict] = {by: {} for by in GROUPS}  # "analyst" -> {alice: her total}
 
     def copy(self) -> "Book":
         other = copy.copy(self)
         other.schedules = {name: list(known) for name, known in self.schedules.items()}
         other.doubts = list(self.doubts)
         other.ids = dict(self.ids)
+        other.totals = {by: dict(groups) for by, groups in self.totals.items()}
         return other
 
     def adopt(self, relation: Relation | None, what: str) -> None:
@@ -85,7 +93,10 @@ class Book:
             if entry.name in self.schedules and self.strict:
                 raise LedgerError(f"{self.where} charges two schedules named {entry.name!r}")
             self.schedules[entry.name] = [entry, declared_steps(entry), 0]
-        self.total = tuple(t + p for t, p in zip(self.total, price))
+        self.total = add(self.total, price)
+        for by, groups in GROUPS.items():
+            for group in groups(entry):
+                self.totals[by][group] = add(self.totals[by].get(group, self.filter.zero()), price)
         if entry.charge_id is not None:
             self.ids.setdefault(entry.charge_id, entry)
 
@@ -106,3 +117,8 @@ class Book:
     def _doubt(self, line: str) -> None:
         if line not in self.doubts:
             self.doubts.append(line)
+
+
+def add(total, price):
+    """A running total with one more price, componentwise (exact ``Fraction``s)."""
+    return tuple(t + p for t, p in zip(total, price))

@@ -27,6 +27,7 @@ class LedgerEntry:
     prepaid: str | None = None  # the declared schedule that paid for this step in advance
     label: str | None = None  # the input's public label (a file name as given), never computed from the data
     charge_id: str | None = None  # the client's id for this charge: recorded once, a retry returns this entry
+    analyst: str | None = None  # who charged: a declared name (SQLite), the database role (PostgreSQL)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "mechanism": self.mechanism, "relation": self.relation,
@@ -34,11 +35,12 @@ class LedgerEntry:
                 "steps": [s.to_dict() for s in self.steps], "event": self.event, "time": self.time,
                 "charged": self.charged, "prepaid": self.prepaid,
                 **({} if self.label is None else {"label": self.label}),
-                **({} if self.charge_id is None else {"charge_id": self.charge_id})}
+                **({} if self.charge_id is None else {"charge_id": self.charge_id}),
+                **({} if self.analyst is None else {"analyst": self.analyst})}
 
     @classmethod
     def from_dict(cls, data: dict) -> "LedgerEntry":
         return cls(data["name"], data["mechanism"], data["relation"], _g.from_dict(data["guarantee"]),
                    data["rule"], data["params"], tuple(PlanStep.from_dict(s) for s in data["steps"]),
                    data.get("event"), data["time"], data.get("charged", ""), data.get("prepaid"), data.get("label"),
-                   data.get("charge_id"))
+                   data.get("charge_id"), data.get("analyst"))

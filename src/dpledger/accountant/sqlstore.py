@@ -17,7 +17,9 @@ from .entries import LedgerEntry
 
 #: 2: the session's filter replaced the composition mode (``filter``, a JSON object: name and
 #: fixed parameters); entries gained ``charged`` and ``prepaid``.
-SCHEMA_VERSION = 2
+#: 3 (analysts): entries gained ``analyst``; meta gained ``quotas``; PostgreSQL gained the columns
+#: entries.analyst and entries.price, meta ``limits`` and ``fits``, and the functions dpledger_lock/_append.
+SCHEMA_VERSION = 3
 
 
 class SQLStore(abc.ABC):
@@ -27,12 +29,15 @@ class SQLStore(abc.ABC):
     insert a row and which placeholder they use; every rule of the ledger lives here, once."""
 
     placeholder = "?"
+    columns = "document"  # what a row of entries is read as (``read_rows``)
+    analyst: str | None = None  # who charges through this store (recorded with each entry)
 
     def __init__(self, where: str, connection, budget: _g.Guarantee, filter_: dict, relation: Relation | None):
         self.where = where
         self._connection = connection
         self._lock = threading.RLock()
         self._seen = 0
+        self.quotas: dict = {}  # analyst -> their quota's document, as read in the last transaction
         self.relation = self._initialise(budget, filter_, relation)
 
     @property
@@ -47,12 +52,17 @@ class SQLStore(abc.ABC):
         initialised with ``dpledger ledger init`` first."""
 
     @abc.abstractmethod
-    def _insert(self, document: str) -> int:
-        """Append one entry's JSON document inside the open transaction; its new id."""
+    def _insert(self, document: str, relation: Relation, price) -> int:
+        """Append one entry's JSON document, charged under ``relation`` (fixing the ledger's if it is
+        still open) at ``price`` (the filter's, exact), inside the open transaction; its new id."""
+
+    def _derived(self, budget: _g.Guarantee, filter_: dict) -> dict:
+        """Meta rows the store keeps beside the budget when it is fixed (none here)."""
+        return {}
 
     def _initialise(self, budget, filter_, relation) -> Relation | None:
         wanted = {"budget": json.dumps(_g.to_dict(budget)), "filter": json.dumps(filter_, sort_keys=True),
-                  "schema": str(SCHEMA_VERSION)}
+                  "schema": str(SCHEMA_VERSION), **self._derived(budget, filter_)}
         with self._write():
             stored = dict(self._sql("SELECT key, value FROM meta").fetchall())
             if set(stored) <= {"schema"} and stored.get("schema", wanted["schema"]) == wanted["schema"]:
@@ -106,20 +116,33 @@ class SQLStore(abc.ABC):
         ``relation`` read again from the ledger (another process may have fixed it since)."""
         with self._write():
             self.relation = self._stored_relation()
-            rows = self._sql("SELECT id, document FROM entries WHERE id > ? ORDER BY id", (self._seen,)).fetchall()
+            self.quotas = self._stored_quotas()
+            rows = self._sql(f"SELECT id, {self.columns} FROM entries WHERE id > ? ORDER BY id", (self._seen,)).fetchall()
             if rows:
                 self._seen = rows[-1][0]
-            yield [LedgerEntry.from_dict(json.loads(document)) for _, document in rows]
+            yield list(read_rows(row[1:] for row in rows))
 
     def _stored_relation(self) -> Relation | None:
         row = self._sql("SELECT value FROM meta WHERE key = 'relation'").fetchone()
         return None if row is None else from_name(row[0])
 
-    def append(self, entry: LedgerEntry, relation: Relation) -> None:
+    def _stored_quotas(self) -> dict:
+        row = self._sql("SELECT value FROM meta WHERE key = 'quotas'").fetchone()
+        return {} if row is None else json.loads(row[0])
+
+    def append(self, entry: LedgerEntry, relation: Relation, price=()) -> None:
         """Inside ``transaction()``: the charge under ``relation`` (fixing the ledger's relation if it is
-        still open); the row is committed when the transaction ends."""
-        self.set_relation(relation)
-        self._seen = self._insert(json.dumps(entry.to_dict()))
+        still open) at the filter's ``price``; the row is committed when the transaction ends."""
+        self._seen = self._insert(json.dumps(entry.to_dict()), relation, price)
+        self.relation = relation
+
+    def set_quota(self, analyst: str, quota: dict) -> None:
+        """Record ``analyst``'s quota (``quotas.document``) in the ledger's meta, in one write transaction."""
+        with self._write():
+            quotas = {**self._stored_quotas(), analyst: quota}
+            self._sql("INSERT INTO meta VALUES ('quotas', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                      (json.dumps(quotas, sort_keys=True),))
+            self.quotas = quotas
 
     def set_relation(self, relation: Relation) -> None:
         """Inside ``transaction()``: fix the ledger's relation, or check it is the one already fixed."""
@@ -133,7 +156,7 @@ class SQLStore(abc.ABC):
 
     def entries(self) -> tuple[LedgerEntry, ...]:
         with self._lock:
-            rows = self._sql("SELECT document FROM entries ORDER BY id").fetchall()
+            rows = self._sql(f"SELECT {self.columns} FROM entries ORDER BY id").fetchall()
         return read_rows(rows)
 
     def close(self) -> None:
@@ -150,5 +173,11 @@ def filter_text(spec: str | dict) -> str:
 
 
 def read_rows(rows) -> tuple[LedgerEntry, ...]:
-    """Entries from their stored JSON documents, in order."""
-    return tuple(LedgerEntry.from_dict(json.loads(document)) for (document,) in rows)
+    """Entries from their stored rows, in order: a JSON document, and on PostgreSQL the analyst the
+    database recorded beside it, which is the entry's analyst whatever the document says."""
+    return tuple(_entry(*row) for row in rows)
+
+
+def _entry(document: str, analyst: str | None = None) -> LedgerEntry:
+    data = json.loads(document)
+    return LedgerEntry.from_dict(data if analyst is None else {**data, "analyst": analyst})

@@ -13,6 +13,7 @@ and commits the charge before the step runs, so a crash after it never loses it.
 from __future__ import annotations
 
 import contextlib
+import getpass
 import json
 import pathlib
 import sqlite3
@@ -31,6 +32,8 @@ class MemoryStore:
     keeps the relation: nobody else writes here)."""
 
     relation = None
+    analyst = None  # nobody else charges here
+    quotas: dict = {}
 
     def __init__(self):
         self._entries: list[LedgerEntry] = []
@@ -40,7 +43,7 @@ class MemoryStore:
     def transaction(self) -> Iterator[list[LedgerEntry]]:
         yield []  # nobody else writes here
 
-    def append(self, entry: LedgerEntry, relation: Relation | None = None) -> None:
+    def append(self, entry: LedgerEntry, relation: Relation | None = None, price=()) -> None:
         with self._lock:
             self._entries.append(entry)
 
@@ -50,10 +53,12 @@ class MemoryStore:
 
 
 class SQLiteStore(SQLStore):
-    """An SQLite ledger file; ``BEGIN IMMEDIATE`` takes the file's one write lock."""
+    """An SQLite ledger file; ``BEGIN IMMEDIATE`` takes the file's one write lock. Its analyst is a
+    declared name (default: the OS user): whoever can write the file can write anything in it."""
 
     def __init__(self, path: str | pathlib.Path, budget: _g.Guarantee, filter_: dict,
-                 relation: Relation | None):
+                 relation: Relation | None, analyst: str | None = None):
+        self.analyst = declared_analyst(analyst)
         if pathlib.Path(path).exists():
             read(path)  # an existing file must already be a ledger (LedgerCorrupt otherwise): never initialised
         connection = sqlite3.connect(path, timeout=120.0, isolation_level=None, check_same_thread=False)
@@ -67,8 +72,22 @@ class SQLiteStore(SQLStore):
     def _begin(self) -> None:
         self._connection.execute("BEGIN IMMEDIATE")
 
-    def _insert(self, document: str) -> int:
+    def _insert(self, document: str, relation: Relation, price) -> int:
+        self.set_relation(relation)
         return self._sql("INSERT INTO entries (document) VALUES (?)", (document,)).lastrowid
+
+
+def declared_analyst(name: str | None) -> str:
+    """The name an SQLite ledger records its charges under: the one given, else the OS user's."""
+    if name is None:
+        try:
+            name = getpass.getuser()
+        except (OSError, KeyError):  # no login name in the environment or the password database
+            raise ValueError("cannot tell who is charging (no OS user name): give Accountant.open(..., "
+                             "analyst=NAME) or --analyst NAME. Nothing was charged.") from None
+    if not isinstance(name, str) or not name.strip() or not name.isprintable():
+        raise ValueError(f"analyst must be a non-empty printable name, got {name!r}. Nothing was charged.")
+    return name
 
 
 def is_url(where) -> bool:
@@ -76,13 +95,14 @@ def is_url(where) -> bool:
     return isinstance(where, str) and where.startswith(("postgresql://", "postgres://"))
 
 
-def open_store(where, budget, filter_, relation) -> SQLStore:
-    """The store a ledger's name selects: a ``postgresql://`` URL or an SQLite file path."""
+def open_store(where, budget, filter_, relation, analyst: str | None = None) -> SQLStore:
+    """The store a ledger's name selects: a ``postgresql://`` URL or an SQLite file path; ``analyst``
+    is who charges (on PostgreSQL, the role connected, which a name given must match)."""
     if is_url(where):
         from .postgres import PostgresStore
 
-        return PostgresStore(where, budget, filter_, relation)
-    return SQLiteStore(where, budget, filter_, relation)
+        return PostgresStore(where, budget, filter_, relation, analyst)
+    return SQLiteStore(where, budget, filter_, relation, analyst)
 
 
 def settings(path: str | pathlib.Path) -> dict | None:
