@@ -92,7 +92,8 @@ BEGIN
   IF quota IS NOT NULL AND NOT dpledger_fits(
        cost, session_user::text, ARRAY(SELECT jsonb_array_elements_text(quota->'limits')::numeric), settings->>'fits') THEN
     RAISE EXCEPTION 'the database refuses this charge: with its stated price the charges of % would exceed '
-      'their quota %. Nothing was charged.', session_user, quota->'budget' USING ERRCODE = 'DPL04';
+      'their quota (ε %, δ %). Nothing was charged.', session_user, quota->'budget'->>'epsilon',
+      quota->'budget'->>'delta' USING ERRCODE = 'DPL04';
   END IF;
   IF NOT settings ? 'relation' THEN
     INSERT INTO meta VALUES ('relation', relation);

@@ -85,6 +85,11 @@ def grant(url: str, role: str, analyst: bool) -> str:
     with contextlib.closing(connect(url)) as connection:
         if not _has_schema(connection):
             raise LedgerError(f"{_safe(url)} holds no dpledger ledger: create one with `dpledger ledger init URL`")
+        owner = connection.execute("SELECT pg_has_role(current_user, relowner, 'USAGE') FROM pg_class "
+                                   "WHERE oid = to_regclass('entries')").fetchone()[0]
+        if not owner:  # PostgreSQL would only warn, granting nothing
+            raise LedgerError(f"only the owner of the ledger {_safe(url)} grants roles: run `dpledger ledger grant` "
+                              "as the role that ran `dpledger ledger init`")
         try:
             with connection.transaction():
                 connection.execute(sql.SQL("GRANT SELECT ON meta, entries TO {}").format(who))
@@ -93,9 +98,6 @@ def grant(url: str, role: str, analyst: bool) -> str:
         except psycopg.errors.UndefinedObject:
             raise ValueError(f"there is no role {role!r} on {_safe(url)}: create it first (CREATE ROLE {role} LOGIN "
                              "PASSWORD '...'), then grant it") from None
-        except psycopg.errors.InsufficientPrivilege as exc:
-            raise LedgerError(f"only the owner of the ledger {_safe(url)} grants roles ({_first_line(exc)}): run "
-                              "`dpledger ledger grant` as the role that ran `dpledger ledger init`") from None
     what = "charge (through dpledger_append) and read" if analyst else "read (and not charge)"
     return f"role {role} may {what} the ledger {_safe(url)}"
 
@@ -136,10 +138,10 @@ class PostgresStore(SQLStore):
             return super()._sql(statement, params)
         except psycopg.errors.InsufficientPrivilege as exc:
             raise LedgerError(
-                f"{self.where}: the role {self.analyst!r} may not charge this ledger ({_first_line(exc)}): its owner "
-                f"grants it with `dpledger ledger grant URL {self.analyst} --analyst` (only the owner fixes the budget "
-                "and the relation at first and sets quotas); a reader reads it with `dpledger ledger show URL`. "
-                "Nothing was charged.") from None
+                f"{self.where}: the role {self.analyst!r} lacks the privilege for this ({_first_line(exc)}): a role "
+                f"charges once the ledger's owner ran `dpledger ledger grant URL {self.analyst} --analyst`, only the "
+                "owner fixes the budget and the relation at first and sets quotas, and reading needs no more than "
+                "`dpledger ledger show URL`. Nothing was charged.") from None
         except psycopg.Error as exc:
             refusal = _REFUSALS.get(exc.sqlstate)
             if refusal is None:
