@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import abc
 import math
-import sys
 from fractions import Fraction
 from typing import ClassVar
 
@@ -48,7 +47,14 @@ Price = tuple[Fraction, ...]
 
 #: The price at an order where a step's Rényi curve is infinite: that order is exhausted for good.
 _EXHAUSTED = Fraction(10) ** 400
-_LARGEST = Fraction(sys.float_info.max)  # a total above it fits no (finite) limit
+
+
+def _within(total: Fraction, limit: Fraction) -> bool:
+    """``total`` correctly rounded to a double is within ``limit``'s; past the largest double, never."""
+    try:
+        return float(total) <= float(limit)
+    except OverflowError:
+        return False
 
 
 @attrs.frozen
@@ -128,7 +134,7 @@ class Filter(abc.ABC):
         """Whether every total (or some, by ``fits_when``), correctly rounded to a double
         (``math.fsum``'s rounding of the exact sum: ten charges of 0.1 fit a budget of 1), is within
         its limit; a total past the largest double (an exhausted Rényi order) fits none."""
-        within = (t <= limit or (t <= _LARGEST and float(t) <= float(limit)) for t, limit in zip(total, self.limits))
+        within = (_within(t, limit) for t, limit in zip(total, self.limits))
         return all(within) if self.fits_when == "every" else any(within)
 
     @abc.abstractmethod
