@@ -140,6 +140,15 @@ def test_a_reader_reads_and_any_charge_is_one_line_naming_the_fix(roles, capsys)
         dp.Accountant.open(roles["alice"])
 
 
+def test_only_the_owner_fixes_a_budget(postgres_url, postgres_role):
+    init(postgres_url)
+    assert main(["ledger", "grant", postgres_url, "alice", "--analyst"]) == 0
+    with pytest.raises(dp.LedgerError, match="only the owner fixes the budget"):
+        dp.Accountant.open(postgres_role("alice"), BUDGET)
+    with psycopg.connect(postgres_url) as db:
+        assert db.execute("SELECT key FROM meta").fetchall() == [("schema",)]
+
+
 def test_only_the_owner_grants_and_only_roles_that_exist(roles, capsys):
     assert main(["ledger", "grant", roles["alice"], "bob", "--reader"]) == 1
     assert "only the owner" in capsys.readouterr().err

@@ -30,10 +30,12 @@ LANGUAGE sql STABLE SET search_path = {schema}, pg_temp AS $$
   -- the spent total (of every analyst, or of who) plus cost, against limits: each total correctly
   -- rounded to a double must be within its limit's double (the client's Filter.fits), for every
   -- limit or for some (the Renyi filter); past the largest double a total fits no limit
-  WITH spent AS (
-    SELECT c.i, c.p + coalesce((SELECT sum(u.p) FROM entries e, unnest(e.price) WITH ORDINALITY AS u(p, i)
-                                 WHERE u.i = c.i AND (who IS NULL OR e.analyst = who)), 0) AS total
-      FROM unnest(cost) WITH ORDINALITY AS c(p, i)),
+  WITH stored AS (
+    SELECT u.i, sum(u.p) AS p FROM entries e, unnest(e.price) WITH ORDINALITY AS u(p, i)
+     WHERE who IS NULL OR e.analyst = who GROUP BY u.i),
+  spent AS (
+    SELECT c.i, c.p + coalesce(s.p, 0) AS total
+      FROM unnest(cost) WITH ORDINALITY AS c(p, i) LEFT JOIN stored s ON s.i = c.i),
   within AS (
     SELECT CASE WHEN s.total <= l.limit_ THEN true
                 WHEN s.total > 1.7976931348623157e308 THEN false

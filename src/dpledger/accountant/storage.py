@@ -3,7 +3,8 @@ database shared by machines (``postgres``; the rules both keep are in ``sqlstore
 
 Both offer the same operations to the accountant: ``transaction()`` (a context in which the
 budget check and the append are atomic, yielding the entries other writers added since this
-store last looked, with ``relation`` read afresh), ``append(entry, relation)`` and ``entries()``.
+store last looked, with ``relation`` and ``quotas`` read afresh), ``append(entry, relation, price)``
+and ``entries()``; each records who charges (``analyst``).
 A store never holds charges under two relations: ``append`` and ``set_relation`` refuse another
 relation than the one stored (``RelationError``). The SQLite store makes the check-and-append one
 ``BEGIN IMMEDIATE`` transaction, so several processes sharing a file can never overspend together,
