@@ -130,7 +130,7 @@ class SQLStore(abc.ABC):
         row = self._sql("SELECT value FROM meta WHERE key = 'quotas'").fetchone()
         return {} if row is None else json.loads(row[0])
 
-    def append(self, entry: LedgerEntry, relation: Relation, price=()) -> None:
+    def append(self, entry: LedgerEntry, relation: Relation, price) -> None:
         """Inside ``transaction()``: the charge under ``relation`` (fixing the ledger's relation if it is
         still open) at the filter's ``price``; the row is committed when the transaction ends."""
         self._seen = self._insert(json.dumps(entry.to_dict()), relation, price)
