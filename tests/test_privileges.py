@@ -4,6 +4,7 @@ prices; it cannot change or remove a charge or write a table; a reader only read
 tried as such a role against the real server (tests/conftest.py)."""
 
 import json
+from fractions import Fraction
 
 import psycopg
 import pytest
@@ -36,8 +37,11 @@ def _documents(url):
         return db.execute("SELECT document, analyst, price::text FROM entries ORDER BY id").fetchall()
 
 
-def _append(url, price, entry=ENTRY, relation="replace-one"):
-    """A charge written straight through the database function, as a client that skips every check would."""
+def _append(url, epsilon, price=None, entry=ENTRY, relation="replace-one"):
+    """A charge of ``epsilon`` written straight through the database function, as a client that skips
+    every check would; ``price``: the one it states instead of the basic filter's (epsilon, 0)."""
+    entry = {**entry, "guarantee": {**entry["guarantee"], "epsilon": epsilon}}
+    price = [decimal_text(Fraction(epsilon), up=True), "0"] if price is None else price
     with psycopg.connect(url, autocommit=True) as db:
         return db.execute("SELECT dpledger_append(%s, %s, %s::text[])", (json.dumps(entry), relation, price)).fetchone()
 
@@ -64,7 +68,7 @@ def test_a_role_writes_no_table_directly(roles, role):
 def test_the_database_records_the_role_whatever_the_client_claims(roles):
     alice = dp.Accountant.open(roles["alice"])
     assert alice.spend("a", dp.PureDP(0.25)).analyst == "alice"
-    _append(roles["bob"], ["0.125", "0"], {**ENTRY, "analyst": "alice"})  # bob claims to be alice
+    _append(roles["bob"], 0.125, entry={**ENTRY, "analyst": "alice"})  # bob claims to be alice
     with pytest.raises(dp.LedgerError, match="database role.*'alice', not 'bob'"):
         dp.Accountant.open(roles["alice"], analyst="bob")
     read = dp.Accountant.inspect(roles["reader"])
@@ -75,15 +79,16 @@ def test_the_database_records_the_role_whatever_the_client_claims(roles):
 
 
 def test_the_database_admits_exactly_what_the_filter_admits(roles):
-    price = [decimal_text(p, up=True) for p in dp.Accountant(BUDGET).filter.price(dp.PureDP(0.1), None)]
     for _ in range(10):  # ten fl(0.1) sum to just above 1 exactly, and fit as the client's rule says
-        _append(roles["alice"], price)
-    for bad, code in ((price, "DPL03"), (["-0.1", "0"], "DPL02"), (["0.1"], "DPL02"), ([None, "0"], "DPL02")):
+        _append(roles["alice"], 0.1)
+    stated = [decimal_text(Fraction(0.1), up=True), "0"]
+    for epsilon, price, code in ((0.1, None, "DPL03"), (0.0, ["-0.1", "0"], "DPL02"), (0.1, ["0.1"], "DPL02"),
+                                 (0.1, [None, "0"], "DPL02"), (0.1, ["0", "0"], "DPL02"), (0.2, stated, "DPL02")):
         with pytest.raises(psycopg.Error) as refusal:
-            _append(roles["bob"], bad)
+            _append(roles["bob"], epsilon, price)
         assert refusal.value.sqlstate == code
     with pytest.raises(psycopg.Error, match="edge-adjacency"):
-        _append(roles["bob"], ["0", "0"], {**ENTRY, "relation": "edge-adjacency"}, "edge-adjacency")
+        _append(roles["bob"], 0.0, entry={**ENTRY, "relation": "edge-adjacency"}, relation="edge-adjacency")
     assert len(_documents(roles["owner"])) == 10
     with pytest.raises(dp.BudgetExceeded):
         dp.Accountant.open(roles["alice"]).spend("more", dp.PureDP(1e-9))
@@ -96,20 +101,20 @@ def test_the_database_checks_some_order_of_a_renyi_budget(postgres_url, postgres
     exhausted = "1" + "0" * 400  # a step whose Rényi curve is infinite at that order
     assert main(["ledger", "grant", postgres_url, "alice", "--analyst"]) == 0
     alice = postgres_role("alice")
-    _append(alice, [exhausted, "0"])  # the first order is spent for good; the second still fits
+    _append(alice, 1.0, [exhausted, "0"])  # the first order is spent for good; the second still fits
     with pytest.raises(psycopg.Error) as refusal:
-        _append(alice, ["0", exhausted])
+        _append(alice, 1.0, ["0", exhausted])
     assert refusal.value.sqlstate == "DPL03" and len(_documents(postgres_url)) == 1
 
 
 def test_the_database_holds_an_analyst_to_their_quota(roles):
     owner = dp.Accountant.open(roles["owner"])
     owner.set_quota("alice", dp.PureDP(0.25))
-    _append(roles["alice"], ["0.25", "0"])
+    _append(roles["alice"], 0.25)
     with pytest.raises(psycopg.Error, match="alice would exceed their quota") as refusal:
-        _append(roles["alice"], ["0.0001", "0"])
+        _append(roles["alice"], 0.0001)
     assert refusal.value.sqlstate == "DPL04"
-    _append(roles["bob"], ["0.5", "0"])  # bob has no quota
+    _append(roles["bob"], 0.5)  # bob has no quota
     with pytest.raises(dp.LedgerError, match="lacks the privilege.*only the owner.*sets quotas"):
         dp.Accountant.open(roles["alice"]).set_quota("alice", dp.PureDP(1.0))
     assert [row[1] for row in _documents(roles["owner"])] == ["alice", "bob"]
@@ -134,7 +139,7 @@ def test_a_reader_reads_and_any_charge_is_one_line_naming_the_fix(roles, capsys)
         dp.Accountant.open(roles["reader"])
     assert "\n" not in str(refusal.value) and "pw-reader" not in str(refusal.value)
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
-        _append(roles["reader"], ["0", "0"])
+        _append(roles["reader"], 0.0)
     assert main(["ledger", "grant", roles["owner"], "alice", "--reader"]) == 0  # an analyst made a reader
     with pytest.raises(dp.LedgerError, match="lacks the privilege"):
         dp.Accountant.open(roles["alice"])

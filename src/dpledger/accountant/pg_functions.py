@@ -73,13 +73,22 @@ BEGIN
   END IF;
   entry := document::jsonb;
   cost := price::numeric[];
-  IF jsonb_typeof(entry) <> 'object' OR NOT entry ?& ARRAY['name', 'mechanism', 'relation', 'guarantee', 'rule']
-     OR entry->>'relation' IS DISTINCT FROM relation
+  IF jsonb_typeof(entry) <> 'object' OR relation IS NULL OR entry->>'relation' IS DISTINCT FROM relation
+     OR NOT entry ?& ARRAY['name', 'mechanism', 'relation', 'guarantee', 'rule', 'params', 'steps', 'time']
+     OR jsonb_typeof(entry->'guarantee'->'epsilon') IS DISTINCT FROM 'number'
+     OR jsonb_typeof(entry->'guarantee'->'delta') IS DISTINCT FROM 'number'
      OR cardinality(cost) IS DISTINCT FROM jsonb_array_length((settings->>'limits')::jsonb)
      OR array_position(cost, NULL) IS NOT NULL OR NOT (0 <= ALL (cost)) THEN
     RAISE EXCEPTION 'dpledger_append takes an entry''s JSON document under its relation and its price, one '
       'non-negative number per limit of the filter: use Accountant.open(URL). Nothing was charged.'
       USING ERRCODE = 'DPL02';
+  END IF;
+  -- the basic filter's price is the entry's own (epsilon, delta), as doubles: checked here too
+  IF (settings->>'filter')::jsonb->>'filter' = 'basic' AND entry->>'prepaid' IS NULL
+     AND (cost[1] > 1e308 OR cost[1]::float8 <> (entry->'guarantee'->>'epsilon')::float8
+          OR cost[2] > 1e308 OR cost[2]::float8 <> (entry->'guarantee'->>'delta')::float8) THEN
+    RAISE EXCEPTION 'the price stated is not the entry''s own guarantee, which is the basic filter''s price: use '
+      'Accountant.open(URL). Nothing was charged.' USING ERRCODE = 'DPL02';
   END IF;
   IF settings->>'relation' IS DISTINCT FROM relation AND settings ? 'relation' THEN
     RAISE EXCEPTION 'this ledger charges under %, not %: guarantees under different relations do not '
