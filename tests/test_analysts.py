@@ -31,6 +31,16 @@ def test_a_file_records_the_declared_analyst_or_the_os_user(tmp_path):
         _open(path, " ")
 
 
+def test_no_os_user_name_is_refused_naming_the_fix(tmp_path, monkeypatch):
+    def nobody():
+        raise OSError("no user name")
+
+    monkeypatch.setattr(getpass, "getuser", nobody)
+    with pytest.raises(ValueError, match="analyst=NAME"):
+        _open(tmp_path / "l.sqlite")
+    _open(tmp_path / "l.sqlite", "alice").spend("a", dp.PureDP(0.25))
+
+
 def test_ledger_show_by_analyst_sums_in_the_filters_currency(tmp_path, capsys):
     path = str(tmp_path / "l.sqlite")
     for analyst, epsilon in (("alice", 0.25), ("bob", 0.125), ("alice", 0.5)):
@@ -55,7 +65,8 @@ def test_an_entry_counts_in_each_block_it_names_and_in_none_without():
 def test_a_charge_past_the_analysts_quota_is_refused_and_records_nothing(ledger):
     owner = _open(ledger)
     owner.spend("first", dp.PureDP(0.25))
-    analyst = owner.ledger[0].analyst  # the database role on PostgreSQL
+    analyst = owner.analyst
+    assert owner.ledger[0].analyst == analyst
     owner.set_quota(analyst, dp.PureDP(0.5))
     owner.spend("second", dp.PureDP(0.25))  # exactly the quota
     with pytest.raises(dp.BudgetExceeded, match=f"quota 0.5-DP of {analyst}.*Nothing was charged") as refusal:
@@ -63,6 +74,19 @@ def test_a_charge_past_the_analysts_quota_is_refused_and_records_nothing(ledger)
     assert "\n" not in str(refusal.value)
     read = dp.Accountant.inspect(ledger)
     assert [e.name for e in read.ledger] == ["first", "second"] and read.quotas == {analyst: dp.PureDP(0.5)}
+
+
+def test_a_schedule_counts_against_its_analysts_quota_once(ledger):
+    owner = _open(ledger)
+    analyst = owner.analyst  # the database role on PostgreSQL
+    owner.set_quota(analyst, dp.PureDP(0.5))
+    schedule = owner.declare("two", [("step", dp.PureDP(0.2), 2)])
+    schedule.spend("step", dp.PureDP(0.2))
+    schedule.spend("step", dp.PureDP(0.2))  # prepaid: nothing more against the quota
+    with pytest.raises(dp.BudgetExceeded, match="quota"):
+        owner.spend("more", dp.PureDP(0.2))
+    read = dp.Accountant.inspect(ledger)
+    assert len(read.ledger) == 3 and read.spent_by("analyst")[analyst].epsilon == pytest.approx(0.4)
 
 
 def test_a_quota_stays_within_the_budget_and_may_be_lowered_below_what_was_spent(tmp_path, capsys):

@@ -167,6 +167,11 @@ class Accountant:
             return {group: self.filter.usage(total) for group, total in self._book.totals[by].items()}
 
     @property
+    def analyst(self) -> str | None:
+        """Who this accountant charges as (None in memory): the declared name, or the database role."""
+        return self._store.analyst
+
+    @property
     def quotas(self) -> dict:
         """Each analyst's quota (a guarantee) inside the budget, as the ledger held it when last read."""
         return _quotas.quotas_of(self._store.quotas)
@@ -311,7 +316,7 @@ class Accountant:
                         f"charging {name!r} ({cost.guarantee}; {self.filter.price_text(price)}) would exceed the "
                         f"budget {self.budget} under the {self.filter.name!r} filter: spent "
                         f"{self.filter.usage(book.total)}. Nothing was charged.")
-                analyst = self._store.analyst
+                analyst = self.analyst
                 _quotas.check(self.filter, book, self._store.quotas, analyst, name, price)
                 entry = LedgerEntry(name, cost.kind, str(relation), cost.guarantee, cost.rule, cost.params,
                                     cost.steps, _events.to_dict(cost.event), charged=self.filter.price_text(price),
