@@ -145,6 +145,16 @@ def test_a_reader_reads_and_any_charge_is_one_line_naming_the_fix(roles, capsys)
         dp.Accountant.open(roles["alice"])
 
 
+def test_a_role_granted_nothing_neither_reads_nor_charges(roles, postgres_role):
+    stranger = postgres_role("stranger")
+    with pytest.raises(dp.LedgerError, match="may not read.*ledger grant URL ROLE --reader"):
+        dp.Accountant.inspect(stranger)
+    with pytest.raises(dp.LedgerError, match="may not read"):
+        dp.Accountant.open(stranger)  # reading the ledger's settings first
+    with pytest.raises(dp.LedgerError, match="lacks the privilege.*grant URL stranger --analyst"):
+        dp.Accountant.open(stranger, BUDGET, "basic")
+
+
 def test_only_the_owner_fixes_a_budget(postgres_url, postgres_role):
     init(postgres_url)
     assert main(["ledger", "grant", postgres_url, "alice", "--analyst"]) == 0

@@ -176,9 +176,14 @@ def read(url: str) -> tuple[dict, tuple]:
     with contextlib.closing(connect(url)) as connection:
         if not _has_schema(connection):
             raise LedgerError(f"{_safe(url)} holds no dpledger ledger: create one with `dpledger ledger init URL`")
-        with connection.transaction():
-            connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
-            # the analyst column by name through the row's JSON: a schema-2 ledger has none (None)
-            rows = connection.execute("SELECT document, to_jsonb(e) ->> 'analyst' FROM entries e ORDER BY id").fetchall()
+        try:
+            with connection.transaction():
+                connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+                # the analyst column by name through the row's JSON: a schema-2 ledger has none (None)
+                rows = connection.execute("SELECT document, to_jsonb(e) ->> 'analyst' FROM entries e ORDER BY id"
+                                          ).fetchall()
+        except _psycopg().errors.InsufficientPrivilege as exc:
+            raise LedgerError(f"{_safe(url)}: this role may not read the ledger ({_first_line(exc)}): its owner grants "
+                              "it with `dpledger ledger grant URL ROLE --reader` (or --analyst)") from None
     return meta, read_rows(rows)
