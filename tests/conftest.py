@@ -55,3 +55,15 @@ def ledger(request, tmp_path):
     url = request.getfixturevalue("postgres_url")
     init(url)
     return url
+
+
+@pytest.fixture
+def postgres_role(postgres_server, postgres_url):
+    """``as_role(name)``: the URL of ``postgres_url``'s database for the login role ``name``, made on
+    the server the first time (roles belong to the server; what they may do, to each database)."""
+    def as_role(name: str) -> str:
+        postgres_server.psql(f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{name}') THEN "
+                             f"CREATE ROLE {name} LOGIN PASSWORD 'pw-{name}'; END IF; END $$;")
+        return postgres_url.replace("postgres:@", f"{name}:pw-{name}@", 1)
+
+    return as_role

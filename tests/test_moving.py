@@ -16,6 +16,7 @@ import pytest
 import dpledger as dp
 from dpledger.accountant import moving, storage
 from dpledger.accountant.postgres import init
+from dpledger.accountant.sqlstore import DERIVED
 from dpledger.cli import main
 from dpledger.errors import LedgerCorrupt, LedgerError
 from spending import entries as count_entries, spender
@@ -40,8 +41,9 @@ def _charged(where, *epsilons):
 
 
 def _state(where):
+    """The meta (but what each store derives for itself: ``DERIVED``) and the entries of a ledger."""
     meta, entries = storage.read(where)
-    return meta, [entry.to_dict() for entry in entries]
+    return {k: v for k, v in meta.items() if k not in DERIVED}, [entry.to_dict() for entry in entries]
 
 
 @contextlib.contextmanager

@@ -1,5 +1,6 @@
-"""``dpledger run`` and ``dpledger ledger show``: a charged run and what a ledger holds, summarised
-for people, or as JSON for scripts (``--json``; ``run --output FILE`` writes the same JSON)."""
+"""``dpledger run`` and ``dpledger ledger``: a charged run and what a ledger holds (``show``, also
+summed per analyst or block), summarised for people, or as JSON for scripts (``--json``; ``run
+--output FILE`` writes the same JSON); a ledger's quotas, and its PostgreSQL tables and roles."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ def add_parsers(commands, estimator_arguments) -> None:
                                             "public block (e.g. its arrival week)")
     run.add_argument("--output", help="also write the result JSON here")
     run.add_argument("--seed", type=int, default=None, help="for reproducible experiments only")
+    run.add_argument("--analyst", help="who charges, recorded in an SQLite ledger (default: the OS user); a "
+                                       "PostgreSQL ledger records the database role")
     run.set_defaults(run=_run)
 
     ledger = commands.add_parser("ledger", help="inspect, initialise, copy, back up or restore a ledger")
@@ -44,6 +47,7 @@ def add_parsers(commands, estimator_arguments) -> None:
     show = ledger_commands.add_parser("show", help="print a ledger file's charges")
     show.add_argument("file")
     show.add_argument("--json", action="store_true")
+    show.add_argument("--by", choices=("analyst", "block"), help="sum the charges per analyst or per block instead")
     show.set_defaults(run=_ledger_show)
     init = ledger_commands.add_parser("init", help="make an empty PostgreSQL database a ledger (postgresql://...)")
     init.add_argument("url")
@@ -53,6 +57,19 @@ def add_parsers(commands, estimator_arguments) -> None:
     add.add_argument("ledger")
     add.add_argument("blocks", type=_names, help="comma-separated block names, none the ledger holds")
     add.set_defaults(run=_ledger_add_blocks)
+    quota = ledger_commands.add_parser("quota", help="limit one analyst's charges to a share of the budget")
+    quota.add_argument("file", help="an existing ledger file or postgresql:// URL (PostgreSQL: as its owner)")
+    quota.add_argument("analyst", help="the analyst's name (PostgreSQL: the database role)")
+    quota.add_argument("--epsilon", type=float, required=True)
+    quota.add_argument("--delta", type=float, default=0.0)
+    quota.set_defaults(run=_ledger_quota)
+    grant = ledger_commands.add_parser("grant", help="let a PostgreSQL role charge (--analyst) or only read (--reader)")
+    grant.add_argument("url")
+    grant.add_argument("role")
+    kind = grant.add_mutually_exclusive_group(required=True)
+    kind.add_argument("--analyst", action="store_true", help="charge through dpledger_append and read; nothing else")
+    kind.add_argument("--reader", action="store_true", help="read only")
+    grant.set_defaults(run=_ledger_grant)
 
 
 def _orders(text: str) -> list[float]:
@@ -95,7 +112,8 @@ def _run(args) -> int:
         data, keys = inputs.load_blocks(pathlib.Path(args.input), graph, args.block_column, args.blocks)
     if args.output:
         _check_writable(pathlib.Path(args.output))  # before the charge: a result is never charged and lost
-    accountant = Accountant.open(args.ledger, _budget(args), args.filter, orders=args.orders, blocks=args.blocks)
+    accountant = Accountant.open(args.ledger, _budget(args), args.filter, orders=args.orders, blocks=args.blocks,
+                                 analyst=args.analyst)
     rng = None if args.seed is None else np.random.default_rng(args.seed)
     result = accountant.run(graph, data, rng=rng, label=args.label or args.input, blocks=args.blocks, block_of=keys)
     output = {"estimator": args.name, "halted": result.halted, "halted_by": result.halted_by,
@@ -173,6 +191,8 @@ def _ledger_show(args) -> int:
     from .accountant.sqlstore import closed
 
     accountant = Accountant.inspect(args.file)
+    if args.by:
+        return _show_by(accountant, args)
     if args.json:
         data = {"budget": _g.to_dict(accountant.budget), **accountant.filter.describe(),
                 "relation": None if accountant.relation is None else str(accountant.relation),
@@ -195,6 +215,59 @@ def _ledger_add_blocks(args) -> int:
     accountant = Accountant.open(args.ledger)
     print(f"{args.ledger}: blocks {', '.join(accountant.add_blocks(args.blocks))}")
     accountant.close()
+    return 0
+
+
+def _show_by(accountant, args) -> int:
+    """The charges summed per analyst or per block, in the filter's currency, with each analyst's quota."""
+    from . import guarantees as _g
+
+    quotas, spent = accountant.quotas if args.by == "analyst" else {}, accountant.spent_by(args.by)
+    groups = [{args.by: group, "spent": usage.to_dict(), **({"quota": _g.to_dict(quotas[group])} if group in quotas else {})}
+              for group, usage in spent.items()]
+    if args.json:
+        print(json.dumps({"by": args.by, "budget": _g.to_dict(accountant.budget), **accountant.filter.describe(),
+                          "groups": groups}, indent=2))
+        return 0
+    if not spent:
+        print(f"no charge in {args.file} names a {args.by}")
+        return 0
+    from rich.table import Table
+
+    table = Table(title=f"{args.file}: spent per {args.by} under the {accountant.filter.name!r} filter "
+                        f"(budget {accountant.budget})")
+    for column in (args.by, "spent", *(("quota",) if quotas else ())):
+        table.add_column(column, overflow="fold")
+    for group, usage in spent.items():
+        quota = (str(quotas[group]) if group in quotas else "none",) if quotas else ()
+        table.add_row(_markup("(not recorded)" if group is None else group), str(usage), *quota)
+    terminal().print(table)
+    return 0
+
+
+def _ledger_quota(args) -> int:
+    from . import guarantees as _g
+    from .accountant import Accountant
+
+    accountant = Accountant.open(args.file)
+    try:
+        accountant.set_quota(args.analyst, _g.make(args.epsilon, args.delta))
+    finally:
+        accountant.close()
+    print(f"quota of {args.analyst} in {args.file}: {_g.make(args.epsilon, args.delta)} of the budget "
+          f"{accountant.budget} under the {accountant.filter.name!r} filter")
+    return 0
+
+
+def _ledger_grant(args) -> int:
+    from .accountant import storage
+
+    if not storage.is_url(args.url):
+        raise ValueError(f"{args.url} is not a postgresql:// URL: an SQLite file's readers and writers are whoever "
+                         "the file system lets open it")
+    from .accountant.postgres import grant
+
+    print(grant(args.url, args.role, analyst=args.analyst))
     return 0
 
 

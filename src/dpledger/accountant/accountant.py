@@ -36,15 +36,17 @@ from .pricing import unpriced
 from .result import Result, execute
 from .ledger import Ledger
 from .cost import cost_of
-from .book import Book
+from .book import Book, add
 from . import blocks as _blocks
+from . import quotas as _quotas
+from .sharing import SharedLedger
 from .schedule import Schedule, declared as declared_schedule
 from . import storage
 from .sqlstore import closed
 from .storage import MemoryStore
 
 
-class Accountant:
+class Accountant(SharedLedger):
     """A privacy budget with a ledger and a filter. Thread-safe: concurrent charges never overspend.
 
     ``filter``: the rule for the session's adaptively chosen steps, fixed now, before any data:
@@ -62,7 +64,7 @@ class Accountant:
 
     @classmethod
     def open(cls, path, budget: _g.Guarantee | None = None, filter=None, relation: Relation | None = None, *,  # noqa: A002
-             orders=None, blocks=None) -> "Accountant":
+             orders=None, blocks=None, analyst: str | None = None) -> "Accountant":
         """A durable accountant whose ledger is the SQLite file ``path`` (created if missing) or the
         PostgreSQL database at a ``postgresql://`` URL (made a ledger by ``dpledger ledger init URL``).
 
@@ -74,6 +76,9 @@ class Accountant:
 
         ``blocks``: a new block ledger's data blocks, each with its own ``budget`` and the filter (it
         charges under ``AddRemoveOne``; ``add_blocks``); reopening, blocks the ledger holds.
+        ``analyst``: who charges, recorded with each charge. An SQLite file records the name given
+        (default: the OS user); a PostgreSQL ledger records the database role connected, written
+        by the database itself (a name given must be that role).
         """
         stored = storage.settings(path) if budget is None or filter is None else None
         if budget is None and stored is None:
@@ -88,7 +93,7 @@ class Accountant:
         budget = _g.check("budget", budget)
         rule = _filters.make(filter, budget, orders)
         relation, blocks = None if relation is None else check_relation("relation", relation), _blocks.names(blocks)
-        store = storage.open_store(path, budget, rule.describe(), _blocks.relation(relation, blocks), blocks)
+        store = storage.open_store(path, budget, rule.describe(), _blocks.relation(relation, blocks), blocks, analyst)
         self._setup(budget, rule, store.relation, store)
         with self._lock, store.transaction() as earlier:
             self._book = self._updated(earlier)
@@ -116,6 +121,7 @@ class Accountant:
         relation = from_name(meta["relation"]) if "relation" in meta else None
         self = cls.__new__(cls)
         store = MemoryStore()
+        store.quotas = json.loads(meta.get("quotas", "{}"))
         for entry in entries:
             store.append(entry)
         self._setup(budget, _filters.make(spec["filter"], budget, spec.get("orders")), relation, store, strict=False)
@@ -162,41 +168,6 @@ class Accountant:
         """The filter's headroom, in its own currency. Whether a step fits is decided by pricing it."""
         with self._lock:
             return self.filter.remaining(self._total)
-
-    @property
-    def blocks(self) -> tuple[str, ...] | None:
-        """A block ledger's blocks, in order of addition (None: one ledger-wide budget); its ``spent``
-        and ``remaining`` read the most-charged block (what any record lost at most, every block has left)."""
-        with self._lock:
-            return None if self._book.blocks is None else tuple(self._book.blocks)
-
-    def spent_in(self, block: str) -> _filters.Usage:
-        """What ``block`` of a block ledger has spent, as this accountant has read it (``refresh()``)."""
-        with self._lock:
-            return self.filter.usage(self._book.block(block))
-
-    def remaining_in(self, block: str) -> _filters.Usage:
-        """What ``block`` of a block ledger has left, as this accountant has read it (``refresh()``)."""
-        with self._lock:
-            return self.filter.remaining(self._book.block(block))
-
-    def usage_by_block(self) -> dict:
-        """Each block's spent and remaining as JSON values (``to_dict``, ``dpledger ledger show --json``)."""
-        return {name: {"spent": self.spent_in(name).to_dict(), "remaining": self.remaining_in(name).to_dict()}
-                for name in self.blocks or ()}
-
-    def add_blocks(self, names) -> tuple[str, ...]:
-        """Add blocks to a block ledger in one transaction, each with a fresh budget (the ledger's, nothing
-        spent); a name it holds is refused: a block is never reset. Returns all its blocks."""
-        names = _blocks.names(() if names is None else names)
-        with self._lock:
-            if self._book.blocks is None:
-                _blocks.added(self._book.where, None, names)  # refused: a ledger-wide budget has no blocks
-            blocks = self._store.add_blocks(names)
-            book = self._book.copy()
-            book.know(blocks)
-            self._book = book
-        return blocks
 
     def refresh(self) -> None:
         """Take in charges that other processes sharing the ledger file made since we last looked."""
@@ -342,17 +313,19 @@ class Accountant:
                     cost = attrs.evolve(cost, rule=book.prepaid_rule(prepaid, name, cost))
                 price = self.filter.zero() if prepaid is not None else self.filter.price(cost.guarantee, cost.event)
                 for block, spent in book.paying(blocks).items():  # each block it pays from, or the ledger
-                    if not self.filter.fits(tuple(t + p for t, p in zip(spent, price))):
+                    if not self.filter.fits(add(spent, price)):
                         raise BudgetExceeded(
                             f"charging {name!r} ({cost.guarantee}; {self.filter.price_text(price)}) would exceed the "
                             f"budget {self.budget}{'' if block is None else f' of block {block!r}'} under the "
                             f"{self.filter.name!r} filter: spent {self.filter.usage(spent)}. Nothing was charged.")
+                analyst = self.analyst
+                _quotas.check(self.filter, book, self._store.quotas, analyst, name, price)
                 entry = LedgerEntry(name, cost.kind, str(relation), cost.guarantee, cost.rule, cost.params,
                                     cost.steps, _events.to_dict(cost.event), charged=self.filter.price_text(price),
-                                    prepaid=prepaid, label=label, charge_id=charge_id, blocks=blocks)
+                                    prepaid=prepaid, label=label, charge_id=charge_id, blocks=blocks, analyst=analyst)
                 book.adopt(relation, book.where)  # the session's own, whatever relation it is
                 book.take([entry])  # exactly as a re-read will: checked before it is written
-                self._store.append(entry, relation)
+                self._store.append(entry, relation, price)
             self._book = book
             return entry, True
 

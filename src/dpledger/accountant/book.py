@@ -1,6 +1,6 @@
 """What a ledger's entries add up to, checked as they are read: the session's relation, the filter's
-running total (on a block ledger, each block's, ``accountant.blocks``), and each charged schedule
-with how many of its prepaid steps have run.
+running total (on a block ledger, each block's, ``accountant.blocks``; per analyst, ``GROUPS``),
+and each charged schedule with how many of its prepaid steps have run.
 
 The accountant keeps one ``Book`` and changes it only by taking in recorded entries: its own
 (after the store committed them) and other processes' (read inside each charge's transaction).
@@ -22,6 +22,11 @@ from .entries import LedgerEntry
 from .schedule import check_prepaid, declared_steps
 
 
+#: groups the book sums charges by beside the blocks' own totals (``Book.blocks``), each naming the
+#: groups an entry counts in: its analyst (None when not recorded)
+GROUPS = {"analyst": lambda entry: (entry.analyst,)}
+
+
 class Book:
     """The session's relation, total and schedules, from the entries taken in so far. ``strict``
     refuses an entry that fails a check (``RelationError``, ``LedgerError``); otherwise (for
@@ -38,6 +43,7 @@ class Book:
         self.schedules: dict[str, list] = {}  # name -> [its charge, its declared steps, prepaid steps recorded]
         self.doubts: list[str] = []
         self.ids: dict[str, LedgerEntry] = {}  # client-chosen charge id -> its recorded entry
+        self.totals: dict[str, dict] = {by: {} for by in GROUPS}  # "analyst" -> {alice: her total}
 
     def copy(self) -> "Book":
         other = copy.copy(self)
@@ -45,6 +51,7 @@ class Book:
         other.doubts = list(self.doubts)
         other.ids = dict(self.ids)
         other.blocks = None if self.blocks is None else dict(self.blocks)
+        other.totals = {by: dict(groups) for by, groups in self.totals.items()}
         return other
 
     def know(self, blocks: tuple[str, ...] | None) -> None:
@@ -80,12 +87,11 @@ class Book:
             raise LedgerError(f"no schedule named {schedule!r} was charged in {self.where}. Nothing was recorded.")
         return check_prepaid(schedule, known[1], known[2], name, cost)
 
-    def take(self, entries) -> None:
-        """Take in recorded entries in order (module doc)."""
-        for entry in entries:
-            self._take(entry)
+    def take(self, entries) -> list:
+        """Take in recorded entries in order (module doc); the price the filter charged each."""
+        return [self._take(entry) for entry in entries]
 
-    def _take(self, entry: LedgerEntry) -> None:
+    def _take(self, entry: LedgerEntry):
         try:
             if self.relation is None or self.relation.name != entry.relation:  # names compare any relation
                 self.adopt(from_name(entry.relation), f"{self.where}: the charge {entry.name!r}")
@@ -107,8 +113,12 @@ class Book:
                 raise LedgerError(f"{self.where} charges two schedules named {entry.name!r}")
             self.schedules[entry.name] = [entry, declared_steps(entry), 0]
         self._pay(entry, price)
+        for by, groups in GROUPS.items():
+            for group in groups(entry):
+                self.totals[by][group] = add(self.totals[by].get(group, self.filter.zero()), price)
         if entry.charge_id is not None:
             self.ids.setdefault(entry.charge_id, entry)
+        return price
 
     def _pay(self, entry: LedgerEntry, price) -> None:
         """Add ``price`` to the totals ``entry`` paid from: the ledger's, or its blocks' (and their maximum)."""
@@ -121,10 +131,10 @@ class Book:
             against = "the ledger" if known is None else "the blocks it names" if entry.blocks else "every block"
             self._doubt(f"{why}: counted against {against}")
         if known is None:
-            self.total = _plus(self.total, price)
+            self.total = add(self.total, price)
             return
         for name in entry.blocks or tuple(known):
-            known[name] = _plus(known.get(name, self.filter.zero()), price)
+            known[name] = add(known.get(name, self.filter.zero()), price)
             self.total = tuple(map(max, self.total, known[name]))
 
     def _covered(self, entry: LedgerEntry, event) -> str | None:
@@ -146,5 +156,6 @@ class Book:
             self.doubts.append(line)
 
 
-def _plus(total, price) -> tuple:
+def add(total, price) -> tuple:
+    """A running total with one more price, componentwise (exact ``Fraction``s)."""
     return tuple(t + p for t, p in zip(total, price))

@@ -29,6 +29,7 @@ class LedgerEntry:
     charge_id: str | None = None  # the client's id for this charge: recorded once, a retry returns this entry
     blocks: tuple[str, ...] | None = attrs.field(default=None, converter=lambda v: None if v is None else tuple(v))
     # the blocks of a block ledger this charge was made against (each one's budget paid it); None elsewhere
+    analyst: str | None = None  # who charged: a declared name (SQLite), the database role (PostgreSQL)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "mechanism": self.mechanism, "relation": self.relation,
@@ -37,11 +38,12 @@ class LedgerEntry:
                 "charged": self.charged, "prepaid": self.prepaid,
                 **({} if self.label is None else {"label": self.label}),
                 **({} if self.charge_id is None else {"charge_id": self.charge_id}),
-                **({} if self.blocks is None else {"blocks": list(self.blocks)})}
+                **({} if self.blocks is None else {"blocks": list(self.blocks)}),
+                **({} if self.analyst is None else {"analyst": self.analyst})}
 
     @classmethod
     def from_dict(cls, data: dict) -> "LedgerEntry":
         return cls(data["name"], data["mechanism"], data["relation"], _g.from_dict(data["guarantee"]),
                    data["rule"], data["params"], tuple(PlanStep.from_dict(s) for s in data["steps"]),
                    data.get("event"), data["time"], data.get("charged", ""), data.get("prepaid"), data.get("label"),
-                   data.get("charge_id"), data.get("blocks"))
+                   data.get("charge_id"), data.get("blocks"), data.get("analyst"))

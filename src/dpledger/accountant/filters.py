@@ -49,6 +49,14 @@ Price = tuple[Fraction, ...]
 _EXHAUSTED = Fraction(10) ** 400
 
 
+def _within(total: Fraction, limit: Fraction) -> bool:
+    """``total`` correctly rounded to a double is within ``limit``'s; past the largest double, never."""
+    try:
+        return float(total) <= float(limit)
+    except OverflowError:
+        return False
+
+
 @attrs.frozen
 class Usage:
     """A filter's bookkeeping: ``amounts`` in its own currency against its ``limits``, and, for
@@ -118,10 +126,16 @@ class Filter(abc.ABC):
     def price(self, guarantee: _g.Guarantee, event) -> Price:
         """The step's cost; a ``PrivacyError`` naming the filter if it cannot account for the step."""
 
+    #: which limits a total must keep: "every" one, or "some" one (the Rényi filter's union over
+    #: orders); a PostgreSQL ledger's own check (``pg_functions``) applies the same rule
+    fits_when: ClassVar[str] = "every"
+
     def fits(self, total: Price) -> bool:
-        """Whether every total, correctly rounded to a double (``math.fsum``'s rounding of the exact
-        sum: ten charges of 0.1 fit a budget of 1), is within its limit."""
-        return all(float(t) <= float(limit) for t, limit in zip(total, self.limits))
+        """Whether every total (or some, by ``fits_when``), correctly rounded to a double
+        (``math.fsum``'s rounding of the exact sum: ten charges of 0.1 fit a budget of 1), is within
+        its limit; a total past the largest double (an exhausted Rényi order) fits none."""
+        within = (_within(t, limit) for t, limit in zip(total, self.limits))
+        return all(within) if self.fits_when == "every" else any(within)
 
     @abc.abstractmethod
     def epsilon(self, total: Price) -> float:
@@ -265,7 +279,7 @@ class ZCDPFilter(_SummedFilter):
 class RenyiFilter(Filter):
     """Rényi filter over orders fixed in advance, δ split evenly (module doc; docs/proofs.md)."""
 
-    name, currency = "rdp", "Σε_i(α) per order"
+    name, currency, fits_when = "rdp", "Σε_i(α) per order", "some"
     source = "Rényi filter, orders fixed in advance, δ split over them (Feldman & Zrnic 2021; docs/proofs.md)"
     hint = ("it admits steps with a Rényi curve (Gaussian, subsampled Gaussian, Laplace, zCDP, pure ε-DP), "
             "not an (ε, δ) step with δ > 0; create the accountant with filter='basic' for such steps")
@@ -322,9 +336,6 @@ class RenyiFilter(Filter):
         if not np.any(np.isfinite(values)):
             self._refuse(guarantee, "its Rényi curve is infinite at every order")
         return tuple(Fraction(float(v)) if np.isfinite(v) else _EXHAUSTED for v in values)
-
-    def fits(self, total: Price) -> bool:
-        return any(float(t) <= float(limit) for t, limit in zip(total, self._limits))
 
     def epsilon(self, total: Price) -> float:
         return min(float(t) + self._conversion(a) for t, a in zip(total, self.orders))

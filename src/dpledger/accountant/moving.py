@@ -20,10 +20,14 @@ import pathlib
 import sqlite3
 import tempfile
 
+from .. import guarantees as _g
 from ..errors import LedgerCorrupt
 from . import storage
 from .accountant import Accountant
-from .sqlstore import SCHEMA_VERSION, closed, now, when
+from . import blocks as _blocks
+from . import filters as _filters
+from .book import Book
+from .sqlstore import DERIVED, SCHEMA_VERSION, closed, now, read_rows, when
 
 UNCHANGED = "Nothing was changed."
 
@@ -98,16 +102,17 @@ def _move(src, dst, how: str) -> Accountant:
     with contextlib.closing(storage.open_store(src, None, None, None)) as source, \
             contextlib.closing(storage.open_store(dst, None, None, None)) as target:
         with source.whole() as (meta, documents):
-            carried = _own(meta, how, "sealed")
+            carried = _own(meta, how, "sealed", *DERIVED)
+            prices = _prices(meta, documents)
             with target.whole() as (held, present):
                 finishing = _decide(source_name, target_name, how, meta, held, present)
                 if not finishing:
                     for key in held.keys() - carried.keys():
                         target.set_meta(key, None)  # what an unfinished copy holds beyond these (a new ledger: none)
-                    for key, value in carried.items():
+                    for key, value in {**carried, **target.derived(*_fixed(meta))}.items():
                         target.set_meta(key, value)
                     target.set_meta("sealed", _record(source_name, how, done=False))
-                    target.replace_entries(documents)
+                    target.replace_entries(documents, prices)
             written = _verify(src, dst, carried, documents)
             if not finishing:
                 source.set_meta("sealed", _record(target_name, how, done=True))
@@ -159,13 +164,26 @@ def _verify(src, dst, carried: dict, documents: list[str]) -> Accountant:
     """``dst`` read back as another process would, refused unless its meta, its entries and its
     filter's exact total are the source's."""
     meta, entries = storage.read(dst)
-    meta.pop("sealed", None)
+    meta = _own(meta, "copy", "sealed", *DERIVED)
     written, original = Accountant.inspect(dst), Accountant.inspect(src)
-    if (meta != carried or entries != storage.read_rows([(document,) for document in documents])
+    if (meta != carried or entries != read_rows([(document,) for document in documents])
             or written._total != original._total):
         raise LedgerCorrupt(f"{storage.name(dst)} did not read back as a copy of {storage.name(src)}: it refuses "
                             f"charges; {storage.name(src)} was not sealed and still charges. Nothing was charged.")
     return written
+
+
+def _fixed(meta: dict) -> tuple:
+    """The budget and filter a ledger's meta fixed."""
+    return _g.from_dict(json.loads(meta["budget"])), json.loads(meta["filter"])
+
+
+def _prices(meta: dict, documents: list[str]) -> list:
+    """Each entry's price under the ledger's filter, as the book priced it (a prepaid step: nothing)."""
+    budget, spec = _fixed(meta)
+    book = Book(_filters.make(spec["filter"], budget, spec.get("orders")), None, "the copy", strict=False)
+    book.know(_blocks.stored(meta.get("blocks")))
+    return book.take(read_rows([(document,) for document in documents]))
 
 
 def _refuse_if_original_lives(original: str, backup_name: str) -> None:

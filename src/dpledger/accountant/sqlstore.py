@@ -22,8 +22,13 @@ from .entries import LedgerEntry
 #: 3: meta keys ``sealed`` (moved, restored or being copied: where the ledger that charges is) and
 #: ``backup_of`` (a backup: its original and when), each refusing charges (``moving``); a block
 #: ledger's meta key ``blocks`` (a JSON list of its block names, in order of addition) and its
-#: entries' ``blocks`` (the blocks each charge paid from).
+#: entries' ``blocks`` (the blocks each charge paid from); entries' ``analyst``, meta ``quotas``;
+#: PostgreSQL: the columns entries.analyst and entries.price, meta ``limits`` and ``fits``, and the
+#: functions dpledger_lock/_append (``pg_functions``).
 SCHEMA_VERSION = 3
+#: meta keys a store derives from the budget for itself (PostgreSQL's for its own check); a copy
+#: writes the target's own
+DERIVED = ("limits", "fits")
 
 
 class SQLStore(abc.ABC):
@@ -37,6 +42,8 @@ class SQLStore(abc.ABC):
     placeholder = "?"
     #: the errors of a connection to a database server that went away (none for a file)
     lost_connection: tuple[type[Exception], ...] = ()
+    columns = "document"  # what a row of entries is read as (``read_rows``)
+    analyst: str | None = None  # who charges through this store (recorded with each entry)
 
     def __init__(self, where: str, connection, budget: _g.Guarantee | None, filter_: dict | None,
                  relation: Relation | None, blocks: tuple[str, ...] | None = None):
@@ -46,6 +53,7 @@ class SQLStore(abc.ABC):
         self._connection = connection
         self._lock = threading.RLock()
         self._seen = 0
+        self.quotas: dict = {}  # analyst -> their quota's document, as read in the last transaction
         self.relation = None if budget is None else self._initialise(budget, filter_, relation, blocks)
 
     @property
@@ -60,12 +68,18 @@ class SQLStore(abc.ABC):
         initialised with ``dpledger ledger init`` first."""
 
     @abc.abstractmethod
-    def _insert(self, document: str) -> int:
-        """Append one entry's JSON document inside the open transaction; its new id."""
+    def _insert(self, document: str, relation: Relation, price) -> int:
+        """Append one entry's JSON document, charged under ``relation`` (fixing the ledger's if it is
+        still open) at ``price`` (the filter's, exact), inside the open transaction; its new id."""
+
+    def derived(self, budget: _g.Guarantee, filter_: dict) -> dict:
+        """Meta rows the store keeps beside the budget when it is fixed (keys among ``DERIVED``; none here)."""
+        return {}
 
     def _initialise(self, budget, filter_, relation, blocks) -> Relation | None:
         wanted = {"budget": json.dumps(_g.to_dict(budget)), "filter": json.dumps(filter_, sort_keys=True),
-                  "schema": str(SCHEMA_VERSION), **({} if blocks is None else {"blocks": json.dumps(list(blocks))})}
+                  "schema": str(SCHEMA_VERSION), **self.derived(budget, filter_),
+                  **({} if blocks is None else {"blocks": json.dumps(list(blocks))})}
         with self._write():
             stored = dict(self._sql("SELECT key, value FROM meta").fetchall())
             if set(stored) <= {"schema"} and stored.get("schema", wanted["schema"]) == wanted["schema"]:
@@ -150,10 +164,11 @@ class SQLStore(abc.ABC):
             _refuse_charges_if_closed(self.where, meta)
             self.relation = from_name(meta["relation"]) if "relation" in meta else None
             self.blocks = _blocks.stored(meta.get("blocks"))
-            rows = self._sql("SELECT id, document FROM entries WHERE id > ? ORDER BY id", (self._seen,)).fetchall()
+            self.quotas = json.loads(meta.get("quotas", "{}"))
+            rows = self._sql(f"SELECT id, {self.columns} FROM entries WHERE id > ? ORDER BY id", (self._seen,)).fetchall()
             if rows:
                 self._seen = rows[-1][0]
-            yield [LedgerEntry.from_dict(json.loads(document)) for _, document in rows]
+            yield list(read_rows(row[1:] for row in rows))
 
     def _stored_relation(self) -> Relation | None:
         row = self._sql("SELECT value FROM meta WHERE key = 'relation'").fetchone()
@@ -163,6 +178,10 @@ class SQLStore(abc.ABC):
         row = self._sql("SELECT value FROM meta WHERE key = 'blocks'").fetchone()
         return _blocks.stored(None if row is None else row[0])
 
+    def _stored_quotas(self) -> dict:
+        row = self._sql("SELECT value FROM meta WHERE key = 'quotas'").fetchone()
+        return {} if row is None else json.loads(row[0])
+
     def add_blocks(self, names: tuple[str, ...]) -> tuple[str, ...]:
         """Add blocks to a block ledger, in one transaction (refused for a ledger-wide budget or a
         name it already holds: a block is never reset); all its blocks now."""
@@ -171,11 +190,19 @@ class SQLStore(abc.ABC):
             self._sql("UPDATE meta SET value = ? WHERE key = 'blocks'", (json.dumps(list(self.blocks)),))
         return self.blocks
 
-    def append(self, entry: LedgerEntry, relation: Relation) -> None:
+    def append(self, entry: LedgerEntry, relation: Relation, price) -> None:
         """Inside ``transaction()``: the charge under ``relation`` (fixing the ledger's relation if it is
-        still open); the row is committed when the transaction ends."""
-        self.set_relation(relation)
-        self._seen = self._insert(json.dumps(entry.to_dict()))
+        still open) at the filter's ``price``; the row is committed when the transaction ends."""
+        self._seen = self._insert(json.dumps(entry.to_dict()), relation, price)
+        self.relation = relation
+
+    def set_quota(self, analyst: str, quota: dict) -> None:
+        """Record ``analyst``'s quota (``quotas.document``) in the ledger's meta, in one write transaction."""
+        with self._write():
+            quotas = {**self._stored_quotas(), analyst: quota}
+            self._sql("INSERT INTO meta VALUES ('quotas', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                      (json.dumps(quotas, sort_keys=True),))
+            self.quotas = quotas
 
     def set_relation(self, relation: Relation) -> None:
         """Inside ``transaction()``: fix the ledger's relation, or check it is the one already fixed."""
@@ -194,7 +221,8 @@ class SQLStore(abc.ABC):
         slips in between); committed when the context ends, rolled back if it raises."""
         with self._write():
             meta = dict(self._sql("SELECT key, value FROM meta").fetchall())
-            yield meta, [document for (document,) in self._sql("SELECT document FROM entries ORDER BY id").fetchall()]
+            rows = self._sql(f"SELECT {self.columns} FROM entries ORDER BY id").fetchall()
+            yield meta, [json.dumps(_entry(*row).to_dict()) if row[1:] else row[0] for row in rows]
 
     def set_meta(self, key: str, value: str | None) -> None:
         """Inside ``whole()``: set a meta key's value, or remove the key (None)."""
@@ -202,16 +230,21 @@ class SQLStore(abc.ABC):
         if value is not None:
             self._sql("INSERT INTO meta VALUES (?, ?)", (key, value))
 
-    def replace_entries(self, documents) -> None:
-        """Inside ``whole()``: the entries become ``documents``, in order, as they are (a copy's)."""
+    def replace_entries(self, documents, prices) -> None:
+        """Inside ``whole()``: the entries become ``documents``, in order, as they are (a copy's), each
+        at its filter's price (``Book.take``'s)."""
         self._sql("DELETE FROM entries")
-        for document in documents:
-            self._insert(document)
+        for document, price in zip(documents, prices, strict=True):
+            self._copy_row(document, price)
+
+    def _copy_row(self, document: str, price) -> None:
+        """Inside ``whole()``: one copied entry, written as it is."""
+        self._sql("INSERT INTO entries (document) VALUES (?)", (document,))
 
     def entries(self) -> tuple[LedgerEntry, ...]:
         with self._lock:
             try:
-                rows = self._again(lambda: self._sql("SELECT document FROM entries ORDER BY id").fetchall())
+                rows = self._again(lambda: self._sql(f"SELECT {self.columns} FROM entries ORDER BY id").fetchall())
             except self.lost_connection as exc:
                 raise self._lost(exc) from None
         return read_rows(rows)
@@ -274,5 +307,11 @@ def first_line(exc: BaseException) -> str:
 
 
 def read_rows(rows) -> tuple[LedgerEntry, ...]:
-    """Entries from their stored JSON documents, in order."""
-    return tuple(LedgerEntry.from_dict(json.loads(document)) for (document,) in rows)
+    """Entries from their stored rows, in order: a JSON document, and on PostgreSQL the analyst the
+    database recorded beside it, which is the entry's analyst whatever the document says."""
+    return tuple(_entry(*row) for row in rows)
+
+
+def _entry(document: str, analyst: str | None = None) -> LedgerEntry:
+    data = json.loads(document)
+    return LedgerEntry.from_dict({**data, "analyst": analyst} if analyst else data)

@@ -3,7 +3,8 @@ database shared by machines (``postgres``; the rules both keep are in ``sqlstore
 
 Both offer the same operations to the accountant: ``transaction()`` (a context in which the
 budget check and the append are atomic, yielding the entries other writers added since this
-store last looked, with ``relation`` read afresh), ``append(entry, relation)`` and ``entries()``.
+store last looked, with ``relation`` and ``quotas`` read afresh), ``append(entry, relation, price)``
+and ``entries()``; each records who charges (``analyst``).
 A store never holds charges under two relations: ``append`` and ``set_relation`` refuse another
 relation than the one stored (``RelationError``). The SQLite store makes the check-and-append one
 ``BEGIN IMMEDIATE`` transaction, so several processes sharing a file can never overspend together,
@@ -13,6 +14,7 @@ and commits the charge before the step runs, so a crash after it never loses it.
 from __future__ import annotations
 
 import contextlib
+import getpass
 import json
 import pathlib
 import sqlite3
@@ -32,6 +34,8 @@ class MemoryStore:
 
     relation = None
     blocks = None  # an accountant in memory has one ledger-wide budget
+    analyst = None  # nobody else charges here
+    quotas: dict = {}
 
     def __init__(self):
         self._entries: list[LedgerEntry] = []
@@ -41,7 +45,7 @@ class MemoryStore:
     def transaction(self) -> Iterator[list[LedgerEntry]]:
         yield []  # nobody else writes here
 
-    def append(self, entry: LedgerEntry, relation: Relation | None = None) -> None:
+    def append(self, entry: LedgerEntry, relation: Relation | None = None, price=()) -> None:
         with self._lock:
             self._entries.append(entry)
 
@@ -51,10 +55,12 @@ class MemoryStore:
 
 
 class SQLiteStore(SQLStore):
-    """An SQLite ledger file; ``BEGIN IMMEDIATE`` takes the file's one write lock."""
+    """An SQLite ledger file; ``BEGIN IMMEDIATE`` takes the file's one write lock. Its analyst is a
+    declared name (default: the OS user): whoever can write the file can write anything in it."""
 
     def __init__(self, path: str | pathlib.Path, budget: _g.Guarantee, filter_: dict,
-                 relation: Relation | None, blocks: tuple[str, ...] | None = None):
+                 relation: Relation | None, blocks: tuple[str, ...] | None = None, analyst: str | None = None):
+        self.analyst = declared_analyst(analyst)
         if pathlib.Path(path).exists():
             read(path)  # an existing file must already be a ledger (LedgerCorrupt otherwise): never initialised
         connection = sqlite3.connect(path, timeout=120.0, isolation_level=None, check_same_thread=False)
@@ -68,8 +74,22 @@ class SQLiteStore(SQLStore):
     def _begin(self) -> None:
         self._connection.execute("BEGIN IMMEDIATE")
 
-    def _insert(self, document: str) -> int:
+    def _insert(self, document: str, relation: Relation, price) -> int:
+        self.set_relation(relation)
         return self._sql("INSERT INTO entries (document) VALUES (?)", (document,)).lastrowid
+
+
+def declared_analyst(name: str | None) -> str:
+    """The name an SQLite ledger records its charges under: the one given, else the OS user's."""
+    if name is None:
+        try:
+            name = getpass.getuser()
+        except (OSError, KeyError):  # no login name in the environment or the password database
+            raise ValueError("cannot tell who is charging (no OS user name): give Accountant.open(..., "
+                             "analyst=NAME) or --analyst NAME. Nothing was charged.") from None
+    if not isinstance(name, str) or not name.strip() or not name.isprintable():
+        raise ValueError(f"analyst must be a non-empty printable name, got {name!r}. Nothing was charged.")
+    return name
 
 
 def is_url(where) -> bool:
@@ -87,13 +107,14 @@ def name(where) -> str:
     return str(pathlib.Path(where).absolute())
 
 
-def open_store(where, budget, filter_, relation, blocks=None) -> SQLStore:
-    """The store a ledger's name selects: a ``postgresql://`` URL or an SQLite file path."""
+def open_store(where, budget, filter_, relation, blocks=None, analyst: str | None = None) -> SQLStore:
+    """The store a ledger's name selects: a ``postgresql://`` URL or an SQLite file path; ``analyst``
+    is who charges (on PostgreSQL, the role connected, which a name given must match)."""
     if is_url(where):
         from .postgres import PostgresStore
 
-        return PostgresStore(where, budget, filter_, relation, blocks)
-    return SQLiteStore(where, budget, filter_, relation, blocks)
+        return PostgresStore(where, budget, filter_, relation, blocks, analyst)
+    return SQLiteStore(where, budget, filter_, relation, blocks, analyst)
 
 
 def settings(path: str | pathlib.Path) -> dict | None:
