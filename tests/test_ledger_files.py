@@ -46,3 +46,20 @@ def test_an_existing_file_that_is_no_ledger_is_refused_never_initialised(make, t
     assert main(["ledger", "show", str(path)]) == 1
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and str(path) in error and "refused" in error
+
+
+def test_a_schema_2_file_is_upgraded_when_opened_for_charging_and_keeps_its_charges(tmp_path):
+    # schema 3 only added meta keys and entry fields: a schema-2 file is one as it stands
+    path = tmp_path / "old.sqlite"
+    dp.Accountant.open(path, BUDGET, relation=dp.ReplaceOne()).spend("a", dp.PureDP(0.25))
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
+    with pytest.raises(ValueError, match="created with the budget"):
+        dp.Accountant.open(path, dp.PureDP(2.0))  # a refusal upgrades nothing
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("2",)
+    acct = dp.Accountant.open(path)
+    acct.spend("b", dp.PureDP(0.25))
+    assert [e.name for e in acct.ledger] == ["a", "b"] and acct.spent.epsilon == 0.5
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("3",)

@@ -40,6 +40,8 @@ class SQLStore(abc.ABC):
     of the ledger lives here, once."""
 
     placeholder = "?"
+    #: older schema versions this store upgrades in place when a ledger is opened for charging
+    upgradable: tuple[str, ...] = ()
     #: the errors of a connection to a database server that went away (none for a file)
     lost_connection: tuple[type[Exception], ...] = ()
     columns = "document"  # what a row of entries is read as (``read_rows``)
@@ -91,6 +93,9 @@ class SQLStore(abc.ABC):
                     self._sql("INSERT INTO meta VALUES ('relation', ?)", (str(relation),))
                 return relation
             _refuse_charges_if_closed(self.where, stored)
+            if stored.get("schema") in self.upgradable:  # an additive change: the ledger as it was is one of now
+                self._sql("UPDATE meta SET value = ? WHERE key = 'schema'", (wanted["schema"],))
+                stored["schema"] = wanted["schema"]
             if stored.get("schema") != wanted["schema"]:
                 raise ValueError(
                     f"{self.where} is a ledger of schema {stored.get('schema')}, not {SCHEMA_VERSION}: it was "

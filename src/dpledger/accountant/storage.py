@@ -56,7 +56,10 @@ class MemoryStore:
 
 class SQLiteStore(SQLStore):
     """An SQLite ledger file; ``BEGIN IMMEDIATE`` takes the file's one write lock. Its analyst is a
-    declared name (default: the OS user): whoever can write the file can write anything in it."""
+    declared name (default: the OS user): whoever can write the file can write anything in it. A
+    schema-2 file is upgraded when opened for charging: schema 3 added only meta keys and entry fields."""
+
+    upgradable = ("2",)
 
     def __init__(self, path: str | pathlib.Path, budget: _g.Guarantee, filter_: dict,
                  relation: Relation | None, blocks: tuple[str, ...] | None = None, analyst: str | None = None):
