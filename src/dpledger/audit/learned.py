@@ -20,6 +20,7 @@ the training half are dropped.
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import attrs
@@ -58,21 +59,34 @@ class Features:
     discrete: np.ndarray
     reasons: tuple[str, ...]
 
-    def raw(self, outputs: Outputs) -> np.ndarray:
-        """The unstandardised features, shape (runs, all features)."""
+    def raw(self, outputs: Outputs, keep: np.ndarray | None = None) -> np.ndarray:
+        """The unstandardised features, shape (runs, all features), or only the ``keep`` ones (a
+        boolean mask over all), computed alone: the same values as ``raw(outputs)[:, keep]``."""
         values = outputs.values[:, self.columns] if outputs.values.shape[1] else np.zeros((len(outputs), 0))
-        finite = np.isfinite(values)
-        z = np.clip((np.where(finite, values, self.centre) - self.centre) / self.scale, -50, 50)
         # one indicator per (column, level) slot that holds a level, in slot order (a NaN slot's
         # indicator is 0 on every run: the fit drops it, so it is not computed)
         equal_at, equal_to = self._slots(self.discrete, self.levels)
         above_at, above_than = self._slots(~self.discrete, self.levels[:, :len(QUANTILES)])
+        width, standardised = values.shape[1], functools.cache(lambda: self._z(values))
+        blocks = [(width, lambda v, at: np.isnan(v[:, at])), (width, lambda v, at: v[:, at] == -np.inf),
+                  (width, lambda v, at: v[:, at] == np.inf), (width, lambda v, at: standardised()[:, at]),
+                  (width, lambda v, at: standardised()[:, at] ** 2),
+                  (len(equal_at), lambda v, at: v[:, equal_at[at]] == equal_to[at]),
+                  (len(above_at), lambda v, at: v[:, above_at[at]] > above_than[at])]
+        blocks += [(1, lambda v, at, reason=reason: np.broadcast_to((outputs.reasons == reason)[:, None],
+                                                                    (len(v), len(at)))) for reason in self.reasons]
+        parts, start = [], 0
         with np.errstate(invalid="ignore"):  # NaN (absent) compares False
-            equal = values[:, equal_at] == equal_to
-            above = values[:, above_at] > above_than
-        parts = [np.isnan(values), values == -np.inf, values == np.inf, z, z * z, equal, above]
-        parts += [(outputs.reasons == reason)[:, None] for reason in self.reasons]
-        return np.concatenate([np.asarray(part, dtype=np.float32) for part in parts], axis=1)
+            for size, block in blocks:
+                at = np.arange(size) if keep is None else np.flatnonzero(keep[start:start + size])
+                start += size
+                if at.size:
+                    parts.append(np.asarray(block(values, at), dtype=np.float32))
+        return np.concatenate(parts, axis=1) if parts else np.zeros((len(values), 0), dtype=np.float32)
+
+    def _z(self, values: np.ndarray) -> np.ndarray:
+        """The standardised finite values (the centre where not finite), clipped to ±50."""
+        return np.clip((np.where(np.isfinite(values), values, self.centre) - self.centre) / self.scale, -50, 50)
 
 
     @staticmethod
@@ -141,9 +155,9 @@ class LearnedScore(Statistic):
         for start in range(0, len(outputs), CHUNK):
             part = Outputs(outputs.values[start:start + CHUNK], outputs.reasons[start:start + CHUNK],
                            outputs.shape, outputs.fields)
-            features = self.features.raw(part)[:, self.keep]
+            features = np.ascontiguousarray(self.features.raw(part, self.keep).T)
             chunk = scores[start:start + CHUNK]
-            for column, coefficient in zip(features.T, self.coefficients):  # a fixed order: the same bits
+            for column, coefficient in zip(features, self.coefficients):  # a fixed order: the same bits
                 chunk += column * coefficient                                # on any machine or BLAS
         return scores
 
