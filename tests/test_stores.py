@@ -113,6 +113,21 @@ def test_an_unreachable_server_is_one_line_naming_the_fix(capsys):
     assert "secret" not in str(refusal.value) and "\n" not in str(refusal.value)
 
 
+def test_a_wrong_password_is_one_line_naming_the_fix_and_charges_nothing(postgres_url, postgres_role):
+    init(postgres_url)
+    dp.Accountant.open(postgres_url, BUDGET, relation=dp.ReplaceOne()).close()
+    alice = postgres_role("alice")
+    assert main(["ledger", "grant", postgres_url, "alice", "--analyst"]) == 0
+    wrong = alice.replace(":pw-alice@", ":not-her-secret@", 1)
+    with pytest.raises(dp.LedgerError, match="password authentication failed.*check the URL.*credentials.*"
+                                             "Nothing was charged") as refusal:
+        dp.Accountant.open(wrong, BUDGET).spend("q", STEP)
+    assert "not-her-secret" not in str(refusal.value) and "\n" not in str(refusal.value)
+    assert len(dp.Accountant.inspect(postgres_url).ledger) == 0
+    dp.Accountant.open(alice).spend("q", STEP)  # her own password: the same role charges
+    assert [e.analyst for e in dp.Accountant.inspect(postgres_url).ledger] == ["alice"]
+
+
 def test_a_restarted_server_refuses_charges_while_down_and_the_same_client_charges_after():
     import postgres_servers
 

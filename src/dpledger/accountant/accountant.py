@@ -227,13 +227,11 @@ class Accountant(SharedLedger):
         plan = self.plan(graph)
         data = graph.validate(_blocks.records(self._book.where, self._book.blocks, data, blocks, block_of))
         rng = _random.generator(rng)
-        entry, fresh = self._charge_once(name or plan.name, cost_of(plan), label=_label(label), charge_id=charge_id,
-                                         blocks=blocks)
-        if not fresh:
-            return Result(None, False, None, {}, entry, replayed=True)  # recorded before: never run twice
-        return execute(graph, plan, data, rng, entry)
+        charged = self._charge_once(name or plan.name, cost_of(plan), label=_label(label), charge_id=charge_id,
+                                    blocks=blocks)
+        return execute(graph, plan, data, rng, *charged)  # recorded before: never run twice
 
-    def declare(self, name: str, steps, relation: Relation | None = None) -> Schedule:
+    def declare(self, name: str, steps, relation: Relation | None = None, *, charge_id: str | None = None) -> Schedule:
         """Declare a schedule fixed in advance and charge it in full now; its steps then run through
         the returned ``Schedule``, each refused unless dominated by its declared step.
 
@@ -241,9 +239,11 @@ class Accountant(SharedLedger):
         run. The steps compose tightly (``privacy.tight``: they are fixed before the data), and
         the whole enters the filter as one step. Its graphs must be private under the session's
         relation; schedule names are unique in a ledger. A block ledger takes no schedules (yet).
+        ``charge_id``: if the ledger already records it (a retry), the schedule it charged is returned
+        and nothing is charged.
         """
         _blocks.no_schedules(self._book.where, self._book.blocks)
-        entry = self._charge(name, declared_schedule(name, steps), relation)
+        entry = self._charge(name, declared_schedule(name, steps), relation, charge_id=charge_id)
         return Schedule(self, entry)
 
     def charged_schedule(self, entry: LedgerEntry) -> bool:
@@ -300,8 +300,8 @@ class Accountant(SharedLedger):
             with self._store.transaction() as others:
                 book = self._updated(others)
                 blocks = _blocks.charged(book.where, book.blocks, blocks)
-                if charge_id is not None and charge_id in book.ids:
-                    recorded = _same_charge(book.ids[charge_id], name, cost, blocks)  # raises before the book changes
+                if charge_id is not None and charge_id in book.ids:  # a refused id raises before the book changes
+                    recorded = _same_charge(book.ids[charge_id], name, cost, prepaid, blocks)
                     self._book = book  # what was read stays read; nothing is appended
                     return recorded, False
                 book.adopt(self._store.relation, book.where)
@@ -361,13 +361,22 @@ class Accountant(SharedLedger):
         return f"Accountant(budget={self.budget}, filter={self.filter.name!r}, spent: {self.spent})"
 
 
-def _same_charge(entry: LedgerEntry, name: str, cost, blocks) -> LedgerEntry:
-    """The recorded entry of a charge id, if the retry asks for the same step (on the same blocks); else a ValueError."""
-    if entry.name != name or entry.guarantee != cost.guarantee or entry.blocks != blocks:
-        on = "" if entry.blocks == blocks else f" on the blocks {list(entry.blocks or [])}"
-        raise ValueError(f"the charge id {entry.charge_id!r} is recorded for {entry.name!r} ({entry.guarantee}){on}, not "
-                         f"{name!r} ({cost.guarantee}): choose a new id for a new charge. Nothing was charged.")
+def _same_charge(entry: LedgerEntry, name: str, cost, prepaid: str | None, blocks) -> LedgerEntry:
+    """The recorded ``entry`` of a charge id, if the retry asks for the same charge (step, kind,
+    guarantee, schedule that prepaid it, blocks); else a ValueError naming both."""
+    recorded = (entry.name, entry.mechanism, entry.guarantee, entry.prepaid, entry.blocks)
+    asked = (name, cost.kind, cost.guarantee, prepaid, blocks)
+    if recorded != asked:
+        raise ValueError(f"the charge id {entry.charge_id!r} is recorded for {_charge_text(*recorded)}, not "
+                         f"{_charge_text(*asked)}: choose a new id for a new charge. Nothing was charged.")
     return entry
+
+
+def _charge_text(name: str, kind: str, guarantee, prepaid: str | None, blocks) -> str:
+    """A charge in words, for a refused charge id: "'q' (laplace, ε = 0.5, prepaid by schedule 's')"."""
+    by = "" if prepaid is None else f", prepaid by schedule {prepaid!r}"
+    on = "" if blocks is None else f", on the blocks {list(blocks)}"
+    return f"{name!r} ({kind}, {guarantee}{by}{on})"
 
 
 def _label(label) -> str | None:

@@ -26,7 +26,10 @@ class Result:
     replayed: bool = False
 
 
-def execute(graph, plan, data, rng, entry: LedgerEntry) -> Result:
-    """Run a graph whose cost ``entry`` has already been charged."""
+def execute(graph, plan, data, rng, entry: LedgerEntry, fresh: bool = True) -> Result:
+    """Run a graph whose cost ``entry`` has already been charged; a charge recorded before this call
+    (``fresh`` False: its charge id was known) runs nothing, so a retry never yields a second output."""
+    if not fresh:
+        return Result(None, False, None, {}, entry, replayed=True)
     output, halted_by, outputs = graph.execute(data, rng, plan.releases)
     return Result(output, halted_by is not None, halted_by, outputs, entry)

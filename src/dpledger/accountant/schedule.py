@@ -188,17 +188,21 @@ class Schedule:
                 rest.append((step.name, left))
         return tuple(rest)
 
-    def spend(self, name: str, what) -> LedgerEntry:
-        """Record the next declared step (already paid), after checking it against the declaration."""
-        return self._accountant._charge(name, cost_of(what), prepaid=self.name)  # noqa: SLF001
+    def spend(self, name: str, what, *, charge_id: str | None = None) -> LedgerEntry:
+        """Record the next declared step (already paid), after checking it against the declaration;
+        ``charge_id`` as in ``Accountant.spend`` (a recorded id returns its entry, counting no step)."""
+        return self._accountant._charge(name, cost_of(what), prepaid=self.name, charge_id=charge_id)  # noqa: SLF001
 
-    def run(self, graph, data, rng=None, name: str | None = None):
-        """Run a graph as the next declared step: checked, validated and recorded before it runs."""
+    def run(self, graph, data, rng=None, name: str | None = None, *, charge_id: str | None = None):
+        """Run a graph as the next declared step: checked, validated and recorded before it runs.
+        ``charge_id``: if the ledger already records it, no step is counted and nothing runs
+        (``Result.replayed``), as in ``Accountant.run``."""
         plan = self._accountant.plan(graph)
         data = graph.validate(data)
         rng = _random.generator(rng)
-        entry = self._accountant._charge(name or plan.name, cost_of(plan), prepaid=self.name)  # noqa: SLF001
-        return execute(graph, plan, data, rng, entry)
+        charged = self._accountant._charge_once(name or plan.name, cost_of(plan), prepaid=self.name,  # noqa: SLF001
+                                                charge_id=charge_id)
+        return execute(graph, plan, data, rng, *charged)
 
 
 def _declared_step(index: int, item) -> DeclaredStep:
