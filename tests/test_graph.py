@@ -247,3 +247,17 @@ def test_input_outside_the_graphs_domain_is_refused_before_the_charge():
         dp.Graph(summed.root, dp.EdgeAdjacency(), domain=dp.Records())
     with pytest.raises(ValueError, match="AddRemoveOne"):
         dp.Graph(summed.root, dp.AddRemoveOne(), domain=dp.Records(n=5))
+
+
+def test_a_public_bound_on_n_is_checked_before_the_charge():
+    domain = dp.Records(low=0.0, high=1.0, max_n=3)
+    assert str(domain) == "at most 3 records, one finite double each in [0, 1]"
+    graph = dp.Graph(dp.release("count", dp.mechanisms.Laplace(1.0, sensitivity=1.0), lambda r: float(len(r))),
+                     relation=dp.AddRemoveOne(), domain=domain)
+    acct = dp.Accountant(dp.PureDP(1.0))
+    with pytest.raises(ValueError, match="got 4 records.*nothing was charged"):
+        acct.run(graph, np.zeros(4), rng=np.random.default_rng(0))
+    assert len(acct.ledger) == 0
+    assert acct.run(graph, np.zeros(3), rng=np.random.default_rng(0)).output is not None
+    with pytest.raises(ValueError, match="not both"):
+        dp.Records(n=3, max_n=3)

@@ -194,3 +194,12 @@ def test_the_database_holds_each_block_to_its_own_budget(postgres_url, postgres_
                     relation="add-remove-one")
         assert refusal.value.sqlstate == "DPL02"
     assert [d[1] for d in _documents(postgres_url)] == ["alice", "alice"]
+
+
+def test_no_command_prints_a_password(roles, capsys):
+    dp.Accountant.open(roles["alice"]).spend("a", dp.PureDP(0.25))
+    for command in (["ledger", "show", roles["reader"]], ["ledger", "show", roles["reader"], "--by", "analyst"],
+                    ["ledger", "show", roles["reader"], "--json"], ["ledger", "quota", roles["owner"], "bob", "--epsilon", "0.5"]):
+        assert main(command) == 0
+        out = capsys.readouterr()
+        assert "pw-" not in out.out + out.err, command

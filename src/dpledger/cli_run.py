@@ -74,6 +74,13 @@ def add_parsers(commands, estimator_arguments) -> None:
     grant.set_defaults(run=_ledger_grant)
 
 
+def _shown(where) -> str:
+    """A ledger's name for output: a file as given, a URL without its password."""
+    from .accountant import storage
+
+    return storage.name(where) if storage.is_url(where) else str(where)
+
+
 def _orders(text: str) -> list[float]:
     try:
         return [float(part) for part in text.split(",")]
@@ -137,7 +144,7 @@ def _run(args) -> int:
                   f"({_markup(entry.rule)})")
     spent = (f"spent {accountant.spent}; remaining {accountant.remaining}" if accountant.blocks is None else
              "; ".join(f"block {b}: spent {accountant.spent_in(b)}" for b in result.entry.blocks))
-    console.print(f"ledger {_markup(args.ledger)} (budget {accountant.budget}, {accountant.filter.name!r} filter): "
+    console.print(f"ledger {_markup(_shown(args.ledger))} (budget {accountant.budget}, {accountant.filter.name!r} filter): "
                   f"{_markup(spent)}")
     console.print(summary(result))
     if args.output:
@@ -210,7 +217,7 @@ def _ledger_show(args) -> int:
         return 0
     console = terminal()
     console.print(f"relation {accountant.relation or 'not fixed yet'}")
-    console.print(accountant.ledger.table(title=str(args.file)))
+    console.print(accountant.ledger.table(title=_shown(args.file)))
     return 0
 
 
@@ -219,7 +226,7 @@ def _ledger_add_blocks(args) -> int:
     from .accountant import Accountant
 
     accountant = Accountant.open(args.ledger)
-    print(f"{args.ledger}: blocks {', '.join(accountant.add_blocks(args.blocks))}")
+    print(f"{_shown(args.ledger)}: blocks {', '.join(accountant.add_blocks(args.blocks))}")
     accountant.close()
     return 0
 
@@ -236,11 +243,11 @@ def _show_by(accountant, args) -> int:
                           "groups": groups}, indent=2))
         return 0
     if not spent:
-        print(f"no charge in {args.file} names a {args.by}")
+        print(f"no charge in {_shown(args.file)} names a {args.by}")
         return 0
     from rich.table import Table
 
-    table = Table(title=f"{args.file}: spent per {args.by} under the {accountant.filter.name!r} filter "
+    table = Table(title=f"{_shown(args.file)}: spent per {args.by} under the {accountant.filter.name!r} filter "
                         f"(budget {accountant.budget})")
     for column in (args.by, "spent", *(("quota",) if quotas else ())):
         table.add_column(column, overflow="fold")
@@ -260,7 +267,7 @@ def _ledger_quota(args) -> int:
         accountant.set_quota(args.analyst, _g.make(args.epsilon, args.delta))
     finally:
         accountant.close()
-    print(f"quota of {args.analyst} in {args.file}: {_g.make(args.epsilon, args.delta)} of the budget "
+    print(f"quota of {args.analyst} in {_shown(args.file)}: {_g.make(args.epsilon, args.delta)} of the budget "
           f"{accountant.budget} under the {accountant.filter.name!r} filter")
     return 0
 
@@ -269,7 +276,7 @@ def _ledger_grant(args) -> int:
     from .accountant import storage
 
     if not storage.is_url(args.url):
-        raise ValueError(f"{args.url} is not a postgresql:// URL: an SQLite file's readers and writers are whoever "
+        raise ValueError(f"{_shown(args.url)} is not a postgresql:// URL: an SQLite file's readers and writers are whoever "
                          "the file system lets open it")
     from .accountant.postgres import grant
 
@@ -282,7 +289,7 @@ def _ledger_init(args) -> int:
     from .accountant import storage
 
     if not storage.is_url(args.url):
-        raise ValueError(f"{args.url} is not a postgresql:// URL: an SQLite ledger file is created by its first run")
+        raise ValueError(f"{_shown(args.url)} is not a postgresql:// URL: an SQLite ledger file is created by its first run")
     from .accountant.postgres import init
 
     print(init(args.url))

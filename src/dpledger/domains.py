@@ -72,7 +72,8 @@ def _bound(name: str):
 @attrs.frozen
 class Records(Domain):
     """A dataset of records of ``shape``, finite doubles in [``low``, ``high``] (integers when
-    ``integer``), ``n`` of them when n is public (module doc)."""
+    ``integer``), ``n`` of them when n is public, at most ``max_n`` when that bound is public (a
+    float sum's rounding allowance under AddRemoveOne needs one: ``rounding.sum_sensitivity``)."""
 
     shape: tuple[int, ...] = attrs.field(default=(), converter=_shape)
     n: int | None = attrs.field(default=None, converter=lambda v: None if v is None else _validate.integer(
@@ -80,12 +81,16 @@ class Records(Domain):
     low: float = attrs.field(default=-math.inf, converter=_bound("low"))
     high: float = attrs.field(default=math.inf, converter=_bound("high"))
     integer: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    max_n: int | None = attrs.field(default=None, converter=lambda v: None if v is None else _validate.integer(
+        "max_n", v, minimum=1))
 
     relations = (ReplaceOne, AddRemoveOne)
 
     def __attrs_post_init__(self):
         if not self.low <= self.high:
             raise ValueError(f"Records: low={self.low} must be <= high={self.high}")
+        if self.n is not None and self.max_n is not None:
+            raise ValueError(f"Records: give n (the public size) or max_n (a public bound on it), not both")
 
     def check_relation(self, relation: Relation) -> None:
         super().check_relation(relation)
@@ -105,6 +110,9 @@ class Records(Domain):
         if self.n is not None and array.shape[0] != self.n:
             raise ValueError(f"this graph takes {self} (n is public: its domain= {self!r}), got {array.shape[0]} "
                              "records; nothing was charged")
+        if self.max_n is not None and array.shape[0] > self.max_n:
+            raise ValueError(f"this graph takes {self} (its domain= {self!r}), got {array.shape[0]} records: its "
+                             "sensitivities hold for at most that many; nothing was charged")
         if array.size and (array.min() < self.low or array.max() > self.high):
             raise ValueError(f"this graph takes {self} (its domain= {self!r}), got values in [{array.min():g}, "
                              f"{array.max():g}]: clip or rescale the data first; nothing was charged")
@@ -144,7 +152,8 @@ class Records(Domain):
         return pairs
 
     def __str__(self) -> str:
-        count = "records" if self.n is None else f"{self.n} records"
+        count = (f"{self.n} records" if self.n is not None else
+                 f"at most {self.max_n} records" if self.max_n is not None else "records")
         values = "integers" if self.integer else "finite doubles"
         each = (f", one {values[:-1]} each" if not self.shape else f" of shape {self.shape}, {values}")
         bounds = "" if (self.low, self.high) == (-math.inf, math.inf) else f" in [{self.low:g}, {self.high:g}]"
