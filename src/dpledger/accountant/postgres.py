@@ -197,8 +197,9 @@ def read(url: str) -> tuple[dict, tuple]:
             with connection.transaction():
                 connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
-                # the analyst column by name through the row's JSON: a schema-2 ledger has none (None)
-                rows = connection.execute("SELECT document, to_jsonb(e) ->> 'analyst' FROM entries e ORDER BY id"
+                # the analyst column by name through the row's JSON: a schema-2 ledger has none (None);
+                # pg_catalog's own to_jsonb, never an overload a role made in a schema it may write to
+                rows = connection.execute("SELECT document, pg_catalog.to_jsonb(e) ->> 'analyst' FROM entries e ORDER BY id"
                                           ).fetchall()
         except _psycopg().errors.InsufficientPrivilege as exc:
             raise LedgerError(f"{_safe(url)}: this role may not read the ledger ({first_line(exc)}): its owner grants "
