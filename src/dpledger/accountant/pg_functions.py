@@ -90,7 +90,7 @@ BEGIN
      OR jsonb_typeof(entry->'guarantee'->'epsilon') IS DISTINCT FROM 'number'
      OR jsonb_typeof(entry->'guarantee'->'delta') IS DISTINCT FROM 'number'
      OR cardinality(cost) IS DISTINCT FROM jsonb_array_length((settings->>'limits')::jsonb)
-     OR array_position(cost, NULL) IS NOT NULL OR NOT (0 <= ALL (cost)) THEN
+     OR array_position(cost, NULL) IS NOT NULL OR 'NaN' = ANY (cost) OR NOT (0 <= ALL (cost)) THEN
     RAISE EXCEPTION 'dpledger_append takes an entry''s JSON document under its relation and its price, one '
       'non-negative number per limit of the filter: use Accountant.open(URL). Nothing was charged.'
       USING ERRCODE = 'DPL02';
