@@ -46,7 +46,8 @@ def backup(src, dst) -> str:
     copy records ``backup_of`` and refuses charges until it is restored."""
     if storage.is_url(src):
         raise ValueError(f"{storage.name(src)} is a PostgreSQL ledger: back it up with PostgreSQL's own tools "
-                         "(pg_dump --format=custom URL > FILE; pg_restore it into a new database); `dpledger ledger "
+                         "(pg_dump --format=custom URL > FILE; pg_restore it only in place of a lost database: both would "
+                         "charge); `dpledger ledger "
                          f"backup` backs up SQLite ledger files. {UNCHANGED}")
     target = _new_file(dst, "a backup")
     storage.read(src)  # an existing ledger file, or refused naming the file
