@@ -157,3 +157,12 @@ def test_a_renamed_ledger_is_not_started_again_under_its_old_name(tmp_path):
     os.rename(tmp_path / "l.sqlite", tmp_path / "l-2026.sqlite")
     with pytest.raises(dp.LedgerError):
         _charged(tmp_path / "l.sqlite", 0.75)  # the nightly script, unchanged
+
+
+def test_a_quota_for_no_role_is_refused_rather_than_binding_nobody(owned, postgres_role, capsys):
+    # `CREATE ROLE Alice` makes the role alice: a quota for "Alice" was stored and bound no charge
+    postgres_role("alice")
+    assert main(["ledger", "quota", owned, "Alice", "--epsilon", "0.25"]) == 2
+    assert "no role 'Alice'" in capsys.readouterr().err
+    assert dp.Accountant.inspect(owned).quotas == {}
+    assert main(["ledger", "quota", owned, "alice", "--epsilon", "0.25"]) == 0

@@ -157,6 +157,15 @@ class PostgresStore(SQLStore):
                 raise
             raise refusal(exc.diag.message_primary) from None
 
+    def set_quota(self, analyst: str, quota: dict) -> None:
+        """A quota binds a database role (``session_user``): refused for a name that is no role here, which
+        would bind nobody (``CREATE ROLE Alice`` makes the role ``alice``)."""
+        if self._sql("SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = ?", (analyst,)).fetchone() is None:
+            raise ValueError(f"there is no role {analyst!r} on {self.where}, and a quota binds the database role that "
+                             "charges: give the role's name as session_user shows it (unquoted names are lower "
+                             "case). Nothing was changed.")
+        super().set_quota(analyst, quota)
+
     def derived(self, budget: _g.Guarantee, filter_: dict) -> dict:
         """The budget in the filter's currency and its rule, for ``dpledger_append``'s own check."""
         rule = make_filter(filter_["filter"], budget, filter_.get("orders"))
