@@ -8,7 +8,6 @@ import os
 import shutil
 from fractions import Fraction
 
-import numpy as np
 import psycopg
 import pytest
 
@@ -106,22 +105,6 @@ def test_a_cp_of_a_closed_ledger_does_not_charge_the_budget_again(tmp_path):
     shutil.copyfile(original, copied)
     with pytest.raises(dp.LedgerError):
         _charged(copied, 0.75)
-
-
-def test_the_command_line_retries_a_run_by_its_charge_id(tmp_path, capsys):
-    # a run whose commit was in doubt is told to retry with the same charge id: `dpledger run` takes one
-    data = tmp_path / "x.npy"
-    np.save(data, np.linspace(0.0, 1.0, 50).reshape(50, 1))
-    command = ["run", "mean.clipped", "--epsilon", "0.5", "R=1", "n=50", "d=1", "--input", str(data), "--ledger",
-               str(tmp_path / "l.sqlite"), "--budget-epsilon", "1", "--charge-id", "nightly-7"]
-    assert main([*command, "--json"]) == 0
-    first = json.loads(capsys.readouterr().out)
-    assert main([*command, "--json"]) == 0
-    again = json.loads(capsys.readouterr().out)
-    assert again["replayed"] and again["output"] is None and "replayed" not in first
-    assert again["spent"]["epsilon"] == first["spent"]["epsilon"] == 0.5
-    assert main(command) == 0
-    assert "'nightly-7' was recorded" in capsys.readouterr().out
 
 
 def test_nan_is_no_price(postgres_url, postgres_role):

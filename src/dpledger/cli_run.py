@@ -40,8 +40,6 @@ def add_parsers(commands, estimator_arguments) -> None:
     run.add_argument("--seed", type=int, default=None, help="for reproducible experiments only")
     run.add_argument("--analyst", help="who charges, recorded in an SQLite ledger (default: the OS user); a "
                                        "PostgreSQL ledger records the database role")
-    run.add_argument("--charge-id", help="an id unique to this run: the same command again with it (after a lost "
-                                         "connection) charges and runs nothing if the charge was recorded")
     run.set_defaults(run=_run)
 
     ledger = commands.add_parser("ledger", help="inspect, initialise, copy, back up or restore a ledger")
@@ -117,10 +115,8 @@ def _run(args) -> int:
     accountant = Accountant.open(args.ledger, _budget(args), args.filter, orders=args.orders, blocks=args.blocks,
                                  analyst=args.analyst)
     rng = None if args.seed is None else np.random.default_rng(args.seed)
-    result = accountant.run(graph, data, rng=rng, label=args.label or args.input, blocks=args.blocks, block_of=keys,
-                            charge_id=args.charge_id)
+    result = accountant.run(graph, data, rng=rng, label=args.label or args.input, blocks=args.blocks, block_of=keys)
     output = {"estimator": args.name, "halted": result.halted, "halted_by": result.halted_by,
-              **({"replayed": True} if result.replayed else {}),
               "output": None if result.output is None else np.asarray(result.output).tolist(),
               "charged": _g.to_dict(result.entry.guarantee), "filter": accountant.filter.name,
               "spent": accountant.spent.to_dict(), "remaining": accountant.remaining.to_dict(),
@@ -165,9 +161,6 @@ def summary(result):
     import numpy as np
     from rich.table import Table
 
-    if result.replayed:
-        return (f"charge id {result.entry.charge_id!r} was recorded at {result.entry.time}: nothing was charged or run "
-                "again (a retry never releases a second output)")
     if result.halted:
         return f"halted by {result.halted_by}: no output (the halt is part of what the plan covers)"
     value = np.asarray(result.output)
