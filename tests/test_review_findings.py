@@ -80,10 +80,6 @@ def _charged(path, epsilon):
     accountant.close()
 
 
-@pytest.mark.xfail(strict=True, reason="a restore leaves no trace where the lost original was, so every other "
-                   "backup of it (last night's, or a cp of this one) is restored again: two ledgers charge one "
-                   "budget. Fix: restore seals the original's path (a sealed ledger there naming DST, the "
-                   "damaged file moved aside), which every later restore of that original then finds")
 def test_two_backups_of_a_lost_ledger_restore_once(tmp_path):
     original = tmp_path / "l.sqlite"
     _charged(original, 0.25)
@@ -93,6 +89,10 @@ def test_two_backups_of_a_lost_ledger_restore_once(tmp_path):
     os.unlink(original)  # the disk is lost
     assert main(["ledger", "restore", str(tmp_path / "tuesday.sqlite"), str(tmp_path / "restored.sqlite")]) == 0
     assert main(["ledger", "restore", str(tmp_path / "monday.sqlite"), str(tmp_path / "again.sqlite")]) == 2
+    assert not (tmp_path / "again.sqlite").exists()
+    with pytest.raises(dp.LedgerError, match="restored to .*restored.sqlite"):
+        _charged(original, 0.25)  # the nightly script still naming the lost path is refused, not started afresh
+    assert main(["ledger", "show", str(original)]) == 0
 
 
 @pytest.mark.xfail(strict=True, reason="nothing in a ledger file says where it lives, so a `cp` of a closed "
