@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import pathlib
+import shutil
 import sqlite3
 import tempfile
 
@@ -46,7 +47,8 @@ def backup(src, dst) -> str:
     copy records ``backup_of`` and refuses charges until it is restored."""
     if storage.is_url(src):
         raise ValueError(f"{storage.name(src)} is a PostgreSQL ledger: back it up with PostgreSQL's own tools "
-                         "(pg_dump --format=custom URL > FILE; pg_restore it into a new database); `dpledger ledger "
+                         "(pg_dump --format=custom URL > FILE; pg_restore it only in place of a lost database: both would "
+                         "charge); `dpledger ledger "
                          f"backup` backs up SQLite ledger files. {UNCHANGED}")
     target = _new_file(dst, "a backup")
     storage.read(src)  # an existing ledger file, or refused naming the file
@@ -81,6 +83,7 @@ def restore(backup_path, dst) -> str:
     taken = json.loads(meta["backup_of"])
     _refuse_if_original_lives(taken["path"], storage.name(backup_path))
     restored = _move(backup_path, dst, "restore")
+    _seal_lost_original(taken["path"], meta, storage.name(dst))
     return (f"restored {storage.name(backup_path)} (a backup of {taken['path']} taken {when(taken['at'])}) to "
             f"{storage.name(dst)}: {_amount(restored)}. A charge made on the original after {when(taken['at'])} is not "
             "in it: the restored ledger may have spent less than the lost original had")
@@ -199,11 +202,34 @@ def _refuse_if_original_lives(original: str, backup_name: str) -> None:
     if mark is not None and mark["to"] == backup_name and not mark["done"]:
         return
     if mark is not None:
-        raise ValueError(f"the original {original} was moved to {mark['to']}, which charges its budget now: a backup "
+        how = "moved" if mark["by"] == "copy" else "restored"
+        raise ValueError(f"the original {original} was {how} to {mark['to']}, which charges its budget now: a backup "
                          f"taken before the move is never restored. {UNCHANGED}")
     raise ValueError(f"the original {original} is live ({len(entries)} charges): go on charging it. A restore is for a "
                      "lost or damaged original (it forgets every charge made after the backup); to move a ledger, "
                      f"use `dpledger ledger copy`. {UNCHANGED}")
+
+
+def _seal_lost_original(original: str, meta: dict, restored: str) -> None:
+    """Where the lost original was, a ledger without entries sealed naming ``restored``: every other
+    backup of that original (an older one, a ``cp`` of this one) then finds it moved and is never
+    restored too, and a script still naming the old path is refused rather than started afresh.
+    Nothing when a file is there (a damaged original stays as it is) or its folder is gone too."""
+    path = pathlib.Path(original)
+    if os.path.lexists(path) or not path.parent.is_dir():
+        return
+    folder = tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        partial = os.path.join(folder, path.name)
+        with contextlib.closing(storage.open_store(partial, None, None, None)) as marker, marker.whole():
+            for key, value in {**_own(meta, "restore", "sealed", *DERIVED), "sealed": _record(restored, "restore", True)
+                               }.items():
+                marker.set_meta(key, value)
+        os.link(partial, path)  # never over a file made meanwhile
+    except FileExistsError:
+        pass
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _new_file(path, what: str) -> pathlib.Path:

@@ -6,7 +6,10 @@ relation, price)`` is the only way an analyst role writes: SECURITY DEFINER (it 
 owner's rights, so analysts need no write privilege on any table), it records ``session_user`` as
 the analyst, refuses a sealed ledger or a backup, and re-checks the budget and the analyst's quota
 from the prices stated, under the filter's rule, before it appends (docs/design.md, "Who may write
-a PostgreSQL ledger"). Prices and limits are exact decimals (``decimal_text``): a double's
+a PostgreSQL ledger"). Their ``search_path`` is ``pg_catalog, pg_temp`` and they name the ledger's
+tables with its schema, so no function or operator a role made in a schema it may write to (``public``
+before PostgreSQL 15) ever runs with the owner's rights; ``dpledger_append`` charges only in a READ
+COMMITTED transaction, whose statements see what committed while it waited for the lock. Prices and limits are exact decimals (``decimal_text``): a double's
 ``Fraction`` is dyadic, so its decimal expansion is finite and ``numeric`` holds it exactly.
 """
 
@@ -26,13 +29,13 @@ CHARGING = "dpledger_lock(), dpledger_append(text, text, text[])"
 
 _FITS = """
 CREATE FUNCTION dpledger_fits(cost numeric[], who text, block text, limits numeric[], rule text) RETURNS boolean
-LANGUAGE sql STABLE SET search_path = {schema}, pg_temp AS $$
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
   -- the spent total (of every analyst, or of who; of the ledger, or of the charges naming block)
   -- plus cost, against limits: each total correctly
   -- rounded to a double must be within its limit's double (the client's Filter.fits), for every
   -- limit or for some (the Renyi filter); past the largest double a total fits no limit
   WITH stored AS (
-    SELECT u.i, sum(u.p) AS p FROM entries e, unnest(e.price) WITH ORDINALITY AS u(p, i)
+    SELECT u.i, sum(u.p) AS p FROM {schema}.entries e, unnest(e.price) WITH ORDINALITY AS u(p, i)
      WHERE (who IS NULL OR e.analyst = who) AND (block IS NULL OR (e.document::jsonb -> 'blocks') ? block)
      GROUP BY u.i),
   spent AS (
@@ -48,14 +51,14 @@ $$"""
 
 _LOCK = """
 CREATE FUNCTION dpledger_lock() RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = {schema}, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  PERFORM 1 FROM meta WHERE key = 'schema' FOR UPDATE;  -- every writer's first statement: one at a time
+  PERFORM 1 FROM {schema}.meta WHERE key = 'schema' FOR UPDATE;  -- every writer's first statement: one at a time
 END $$"""
 
 _APPEND = """
 CREATE FUNCTION dpledger_append(document text, relation text, price text[]) RETURNS bigint
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = {schema}, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   settings jsonb;
   entry jsonb;
@@ -64,8 +67,14 @@ DECLARE
   block text;
   appended bigint;
 BEGIN
-  PERFORM 1 FROM meta WHERE key = 'schema' FOR UPDATE;
-  SELECT jsonb_object_agg(key, value) INTO settings FROM meta;
+  -- a snapshot taken before the lock (REPEATABLE READ, SERIALIZABLE) would not see the charges
+  -- committed while this one waited for it: the budget check below needs a fresh one
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    RAISE EXCEPTION 'dpledger_append charges in a READ COMMITTED transaction only (this one is %): use '
+      'Accountant.open(URL). Nothing was charged.', current_setting('transaction_isolation') USING ERRCODE = 'DPL02';
+  END IF;
+  PERFORM 1 FROM {schema}.meta WHERE key = 'schema' FOR UPDATE;
+  SELECT jsonb_object_agg(key, value) INTO settings FROM {schema}.meta;
   IF settings ? 'sealed' OR settings ? 'backup_of' THEN
     RAISE EXCEPTION 'this ledger is sealed (or is a backup) and takes no more charges: charge a ledger that is '
       'open. Nothing was charged.' USING ERRCODE = 'DPL01';
@@ -81,7 +90,7 @@ BEGIN
      OR jsonb_typeof(entry->'guarantee'->'epsilon') IS DISTINCT FROM 'number'
      OR jsonb_typeof(entry->'guarantee'->'delta') IS DISTINCT FROM 'number'
      OR cardinality(cost) IS DISTINCT FROM jsonb_array_length((settings->>'limits')::jsonb)
-     OR array_position(cost, NULL) IS NOT NULL OR NOT (0 <= ALL (cost)) THEN
+     OR array_position(cost, NULL) IS NOT NULL OR 'NaN' = ANY (cost) OR NOT (0 <= ALL (cost)) THEN
     RAISE EXCEPTION 'dpledger_append takes an entry''s JSON document under its relation and its price, one '
       'non-negative number per limit of the filter: use Accountant.open(URL). Nothing was charged.'
       USING ERRCODE = 'DPL02';
@@ -107,7 +116,7 @@ BEGIN
       'Nothing was charged.' USING ERRCODE = 'DPL02';
   END IF;
   FOR block IN SELECT b.name FROM jsonb_array_elements_text(coalesce(entry->'blocks', '[null]')) AS b(name) LOOP
-    IF NOT dpledger_fits(cost, NULL, block,
+    IF NOT {schema}.dpledger_fits(cost, NULL::text, block,
                          ARRAY(SELECT jsonb_array_elements_text((settings->>'limits')::jsonb)::numeric),
                          settings->>'fits') THEN
       RAISE EXCEPTION 'the database refuses this charge: with its stated price the charges of % would exceed '
@@ -115,16 +124,16 @@ BEGIN
     END IF;
   END LOOP;
   quota := (settings->>'quotas')::jsonb -> session_user::text;
-  IF quota IS NOT NULL AND NOT dpledger_fits(
+  IF quota IS NOT NULL AND NOT {schema}.dpledger_fits(
        cost, session_user::text, NULL, ARRAY(SELECT jsonb_array_elements_text(quota->'limits')::numeric), settings->>'fits') THEN
     RAISE EXCEPTION 'the database refuses this charge: with its stated price the charges of % would exceed '
       'their quota (ε %, δ %). Nothing was charged.', session_user, quota->'budget'->>'epsilon',
       quota->'budget'->>'delta' USING ERRCODE = 'DPL04';
   END IF;
   IF NOT settings ? 'relation' THEN
-    INSERT INTO meta VALUES ('relation', relation);
+    INSERT INTO {schema}.meta VALUES ('relation', relation);
   END IF;
-  INSERT INTO entries (document, analyst, price) VALUES (document, session_user, cost) RETURNING id INTO appended;
+  INSERT INTO {schema}.entries (document, analyst, price) VALUES (document, session_user, cost) RETURNING id INTO appended;
   RETURN appended;
 END $$"""
 

@@ -157,6 +157,15 @@ class PostgresStore(SQLStore):
                 raise
             raise refusal(exc.diag.message_primary) from None
 
+    def set_quota(self, analyst: str, quota: dict) -> None:
+        """A quota binds a database role (``session_user``): refused for a name that is no role here, which
+        would bind nobody (``CREATE ROLE Alice`` makes the role ``alice``)."""
+        if self._sql("SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = ?", (analyst,)).fetchone() is None:
+            raise ValueError(f"there is no role {analyst!r} on {self.where}, and a quota binds the database role that "
+                             "charges: give the role's name as session_user shows it (unquoted names are lower "
+                             "case). Nothing was changed.")
+        super().set_quota(analyst, quota)
+
     def derived(self, budget: _g.Guarantee, filter_: dict) -> dict:
         """The budget in the filter's currency and its rule, for ``dpledger_append``'s own check."""
         rule = make_filter(filter_["filter"], budget, filter_.get("orders"))
@@ -197,8 +206,9 @@ def read(url: str) -> tuple[dict, tuple]:
             with connection.transaction():
                 connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
-                # the analyst column by name through the row's JSON: a schema-2 ledger has none (None)
-                rows = connection.execute("SELECT document, to_jsonb(e) ->> 'analyst' FROM entries e ORDER BY id"
+                # the analyst column by name through the row's JSON: a schema-2 ledger has none (None);
+                # pg_catalog's own to_jsonb, never an overload a role made in a schema it may write to
+                rows = connection.execute("SELECT document, pg_catalog.to_jsonb(e) ->> 'analyst' FROM entries e ORDER BY id"
                                           ).fetchall()
         except _psycopg().errors.InsufficientPrivilege as exc:
             raise LedgerError(f"{_safe(url)}: this role may not read the ledger ({first_line(exc)}): its owner grants "

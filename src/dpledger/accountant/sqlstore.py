@@ -147,7 +147,7 @@ class SQLStore(abc.ABC):
             except self.lost_connection as exc:
                 self._seen, self.relation = seen, relation
                 raise self._lost(exc, "The charge may have been recorded: retry it with the same charge_id "
-                                 "(a recorded id charges nothing).") from None
+                                 "(dpledger run --charge-id; a recorded id charges nothing).") from None
 
     def _rollback(self) -> None:
         try:

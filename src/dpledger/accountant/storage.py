@@ -101,13 +101,13 @@ def is_url(where) -> bool:
 
 
 def name(where) -> str:
-    """How a record names a ledger for good: a file by its absolute path, a database by its URL
+    """How a record names a ledger for good: a file by its resolved absolute path, a database by its URL
     without the password."""
     if is_url(where):
         from .postgres import _safe
 
         return _safe(where)
-    return str(pathlib.Path(where).absolute())
+    return str(pathlib.Path(where).resolve())  # symlinks followed: one file, one name
 
 
 def open_store(where, budget, filter_, relation, blocks=None, analyst: str | None = None) -> SQLStore:
