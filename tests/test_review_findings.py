@@ -131,17 +131,6 @@ def test_a_backup_taken_through_a_symlink_names_the_file_itself(tmp_path):
     assert not (tmp_path / "fork.sqlite").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="a missing file path is made a new ledger, so a ledger renamed (or a "
-                   "script run from another folder with a relative --ledger) starts the same budget again at "
-                   "zero. Fix: make a new file ledger only on request (`dpledger ledger init FILE`, or "
-                   "Accountant.open(..., create=True)), as a database already is")
-def test_a_renamed_ledger_is_not_started_again_under_its_old_name(tmp_path):
-    _charged(tmp_path / "l.sqlite", 0.75)
-    os.rename(tmp_path / "l.sqlite", tmp_path / "l-2026.sqlite")
-    with pytest.raises(dp.LedgerError):
-        _charged(tmp_path / "l.sqlite", 0.75)  # the nightly script, unchanged
-
-
 def test_a_quota_for_no_role_is_refused_rather_than_binding_nobody(owned, postgres_role, capsys):
     # `CREATE ROLE Alice` makes the role alice: a quota for "Alice" was stored and bound no charge
     postgres_role("alice")
