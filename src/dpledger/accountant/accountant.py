@@ -301,33 +301,39 @@ class Accountant(SharedLedger):
                 book = self._updated(others)
                 blocks = _blocks.charged(book.where, book.blocks, blocks)
                 if charge_id is not None and charge_id in book.ids:  # a refused id raises before the book changes
-                    recorded = _same_charge(book.ids[charge_id], name, cost, prepaid, blocks)
-                    self._book = book  # what was read stays read; nothing is appended
-                    return recorded, False
-                book.adopt(self._store.relation, book.where)
-                relation = self._relation_for(relation, cost.relation, book=book)
-                if cost.kind == "schedule" and name in book.schedules:
-                    raise ValueError(f"a schedule named {name!r} was already charged in this ledger; name it "
-                                     "differently. Nothing was charged.")
-                if prepaid is not None:
-                    cost = attrs.evolve(cost, rule=book.prepaid_rule(prepaid, name, cost))
-                price = self.filter.zero() if prepaid is not None else self.filter.price(cost.guarantee, cost.event)
-                for block, spent in book.paying(blocks).items():  # each block it pays from, or the ledger
-                    if not self.filter.fits(add(spent, price)):
-                        raise BudgetExceeded(
-                            f"charging {name!r} ({cost.guarantee}; {self.filter.price_text(price)}) would exceed the "
-                            f"budget {self.budget}{'' if block is None else f' of block {block!r}'} under the "
-                            f"{self.filter.name!r} filter: spent {self.filter.usage(spent)}. Nothing was charged.")
-                analyst = self.analyst
-                _quotas.check(self.filter, book, self._store.quotas, analyst, name, price)
-                entry = LedgerEntry(name, cost.kind, str(relation), cost.guarantee, cost.rule, cost.params,
-                                    cost.steps, _events.to_dict(cost.event), charged=self.filter.price_text(price),
-                                    prepaid=prepaid, label=label, charge_id=charge_id, blocks=blocks, analyst=analyst)
-                book.adopt(relation, book.where)  # the session's own, whatever relation it is
-                book.take([entry])  # exactly as a re-read will: checked before it is written
-                self._store.append(entry, relation, price)
-            self._book = book
-            return entry, True
+                    replayed = _same_charge(book.ids[charge_id], name, cost, prepaid, blocks)
+                else:
+                    replayed = None
+                    entry, relation, price = self._priced(book, name, cost, relation, prepaid, label, charge_id, blocks)
+                    book.adopt(relation, book.where)  # the session's own, whatever relation it is
+                    book.take([entry])  # exactly as a re-read will: checked before it is written
+                    self._store.append(entry, relation, price)
+            self._book = book  # only once the store committed: what was read stays read
+            return (replayed, False) if replayed is not None else (entry, True)
+
+    def _priced(self, book: Book, name, cost, relation, prepaid, label, charge_id, blocks):
+        """Inside the charge's transaction: the entry of a new charge, its relation and its price, once
+        every check passed on ``book`` (relation, schedule, budget of each block it pays from, quota)."""
+        book.adopt(self._store.relation, book.where)
+        relation = self._relation_for(relation, cost.relation, book=book)
+        if cost.kind == "schedule" and name in book.schedules:
+            raise ValueError(f"a schedule named {name!r} was already charged in this ledger; name it "
+                             "differently. Nothing was charged.")
+        if prepaid is not None:
+            cost = attrs.evolve(cost, rule=book.prepaid_rule(prepaid, name, cost))
+        price = self.filter.zero() if prepaid is not None else self.filter.price(cost.guarantee, cost.event)
+        for block, spent in book.paying(blocks).items():  # each block it pays from, or the ledger
+            if not self.filter.fits(add(spent, price)):
+                raise BudgetExceeded(
+                    f"charging {name!r} ({cost.guarantee}; {self.filter.price_text(price)}) would exceed the "
+                    f"budget {self.budget}{'' if block is None else f' of block {block!r}'} under the "
+                    f"{self.filter.name!r} filter: spent {self.filter.usage(spent)}. Nothing was charged.")
+        analyst = self.analyst
+        _quotas.check(self.filter, book, self._store.quotas, analyst, name, price)
+        entry = LedgerEntry(name, cost.kind, str(relation), cost.guarantee, cost.rule, cost.params,
+                            cost.steps, _events.to_dict(cost.event), charged=self.filter.price_text(price),
+                            prepaid=prepaid, label=label, charge_id=charge_id, blocks=blocks, analyst=analyst)
+        return entry, relation, price
 
     # -- export -------------------------------------------------------------------------------
     def to_dict(self) -> dict:
