@@ -149,16 +149,19 @@ class PlusOnes(ValueStatistic):
 @attrs.frozen
 class Roundness(ValueStatistic):
     """The fewest significant bits of a coordinate plus its binary exponent, over the finite
-    nonzero coordinates (zeros count as the roundest: −1100; NaN where none is finite).
+    ``columns`` (those real-valued in training: labels beside them would always be the roundest;
+    zeros count as the roundest, −1100; NaN where none is finite).
 
     Float noise added to a centre c releases fl(c + X): far from c, fl rounds every output to the
     grid of c's own magnitude, so an output near another centre c′ has fewer significant bits
     than a float of its size drawn there (Mironov, CCS 2012). Low values mark such outputs; a
     float-safe mechanism's lattice points look the same from every centre."""
 
+    columns: tuple[int, ...]
     name = "float roundness (significant bits + exponent)"
 
     def _reduce(self, values: np.ndarray) -> np.ndarray:
+        values = values[:, list(self.columns)]
         least = np.min(roundness(values), axis=1, initial=np.inf, where=np.isfinite(values))
         return np.where(np.isinf(least), np.nan, least)
 
@@ -288,11 +291,12 @@ def _vector_statistics(first: np.ndarray, second: np.ndarray, shape: tuple[int, 
 
 
 def _real_statistics(first: np.ndarray, second: np.ndarray, ideal_reals: bool) -> list[Statistic]:
-    """``Roundness`` when some training output is a finite non-integer, unless the caller audits
-    an ideal mechanism on the reals (``ideal_reals``)."""
-    both = np.concatenate([first.ravel(), second.ravel()])
-    real = np.isfinite(both) & (both != np.round(both))
-    return [] if ideal_reals or not real.any() else [Roundness()]
+    """``Roundness`` of the columns holding a finite non-integer in training, if any, unless the
+    caller audits an ideal mechanism on the reals (``ideal_reals``)."""
+    width = max(first[0].size if len(first) else 0, second[0].size if len(second) else 0)
+    both = np.concatenate([side.reshape(len(side), width) for side in (first, second)])
+    real = np.flatnonzero((np.isfinite(both) & (both != np.round(both))).any(axis=0))
+    return [] if ideal_reals or not real.size else [Roundness(tuple(int(c) for c in real))]
 
 
 def fit_statistics(first: Outputs, second: Outputs, ideal_reals: bool = False) -> list[Statistic]:
