@@ -87,10 +87,13 @@ def table(rows: list[dict], samples: int) -> str:
 
 def float_table(rows: list[dict]) -> str:
     """The default auditor on the float64 implementations of the main mechanisms that release reals."""
+    correct = [r["name"] for r in rows if r["flagged"] and not r["buggy"]]
     lines = [f"## The default auditor (float rounding tested) on the main mechanisms that release real numbers "
              f"({FLOAT_SAMPLES:.0e} samples per side, confidence {CONFIDENCE})",
              "",
-             f"Flagged: {sum(r['flagged'] for r in rows)} of {len(rows)}. These implementations add numpy's float64 "
+             f"Flagged: {sum(r['flagged'] for r in rows)} of {len(rows)}, among them {len(correct)} of the "
+             f"{sum(not r['buggy'] for r in rows)} that DP-Sniper labels correct ({', '.join(correct)}). "
+             "These implementations add numpy's float64 "
              "Laplace, exponential or Gaussian noise to the input, fl(q + X), which is not ε-DP on doubles at any "
              "scale (Mironov, CCS 2012); DP-Sniper's labels, about the mechanisms on the reals, do not consider it. "
              "A flag on a mechanism DP-Sniper labels correct is the auditor being right about the code.",
@@ -105,7 +108,10 @@ def float_table(rows: list[dict]) -> str:
 
 
 def main() -> None:
-    quick, _ = _common.options("auditors", f"{QUICK_SAMPLES:.0e} samples per side instead of {SAMPLES:.0e}")
+    quick, saved = _common.options("auditors", f"{QUICK_SAMPLES:.0e} samples per side instead of {SAMPLES:.0e}")
+    if saved is not None:
+        finish(saved, quick)
+        return
     samples = QUICK_SAMPLES if quick else SAMPLES
     rows, float_rows = [], []
     with concurrent.futures.ProcessPoolExecutor(2) as pool:
@@ -115,10 +121,14 @@ def main() -> None:
         for entry in filter(releases_reals, dpsniper_zoo.BENCHMARKS):
             float_rows.append(run(entry, FLOAT_SAMPLES, pool, False))
             print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in float_rows[-1].items()}, flush=True)
-    _common.publish("auditors" + ("_quick" if quick else ""),
-                    {"samples": samples, "confidence": CONFIDENCE, "seed": SEED, "rows": rows,
-                     "float_samples": FLOAT_SAMPLES, "float_rows": float_rows},
-                    table(rows, samples) + "\n\n" + float_table(float_rows))
+    finish({"samples": samples, "confidence": CONFIDENCE, "seed": SEED, "rows": rows,
+            "float_samples": FLOAT_SAMPLES, "float_rows": float_rows}, quick)
+
+
+def finish(results: dict, quick: bool) -> None:
+    """Write the results and both tables (``--render``: from the saved results)."""
+    _common.publish("auditors" + ("_quick" if quick else ""), results,
+                    table(results["rows"], results["samples"]) + "\n\n" + float_table(results["float_rows"]))
 
 
 if __name__ == "__main__":
