@@ -74,15 +74,13 @@ def table(rows: list[dict], samples: int) -> str:
              "not tested), its floating-point case study (the last two rows) as floats (the default auditor).",
              "",
              f"Verdicts right: {right} of {len(rows)}; at least DP-Sniper's better published bound: {ahead} of {len(rows)}.",
-             "",
-             "| mechanism | buggy | audited on | claimed ε | dpledger certifies | DP-Sniper (2·10^8) | ratio | verdict | "
-             "time (s) | best event |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['name']} | {'yes' if r['buggy'] else 'no'} | {'reals' if r['ideal_reals'] else 'floats'} | "
-                     f"{r['epsilon']:.4g} | {r['certified']:.4f} | {r['dpsniper']:.4f} | {r['ratio']:.2f} | "
-                     f"{'right' if r['right'] else 'WRONG'} | {r['seconds']:.0f} | {(r['event'] or '')[:60]} |")
-    return "\n".join(lines)
+             ""]
+    return "\n".join(lines + grid(
+        ["mechanism", "buggy", "audited on", "claimed ε", "dpledger certifies", "DP-Sniper (2·10^8)", "ratio",
+         "verdict", "time (s)", "best event"],
+        [[r["name"], yes(r["buggy"]), "reals" if r["ideal_reals"] else "floats", f"{r['epsilon']:.4g}",
+          f"{r['certified']:.4f}", f"{r['dpsniper']:.4f}", f"{r['ratio']:.2f}", "right" if r["right"] else "WRONG",
+          f"{r['seconds']:.0f}", (r["event"] or "")[:60]] for r in rows]))
 
 
 def float_table(rows: list[dict]) -> str:
@@ -97,14 +95,22 @@ def float_table(rows: list[dict]) -> str:
              "Laplace, exponential or Gaussian noise to the input, fl(q + X), which is not ε-DP on doubles at any "
              "scale (Mironov, CCS 2012); DP-Sniper's labels, about the mechanisms on the reals, do not consider it. "
              "A flag on a mechanism DP-Sniper labels correct is the auditor being right about the code.",
-             "",
-             "| mechanism | buggy on the reals | claimed ε | flagged | dpledger certifies | time (s) | best event |",
-             "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['name']} | {'yes' if r['buggy'] else 'no'} | {r['epsilon']:.4g} | "
-                     f"{'yes' if r['flagged'] else 'no'} | {r['certified']:.4f} | {r['seconds']:.0f} | "
-                     f"{(r['event'] or '')[:60]} |")
-    return "\n".join(lines)
+             ""]
+    return "\n".join(lines + grid(
+        ["mechanism", "buggy on the reals", "claimed ε", "flagged", "dpledger certifies", "time (s)", "best event"],
+        [[r["name"], yes(r["buggy"]), f"{r['epsilon']:.4g}", yes(r["flagged"]), f"{r['certified']:.4f}",
+          f"{r['seconds']:.0f}", (r["event"] or "")[:60]] for r in rows]))
+
+
+def yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def grid(header: list[str], cells: list[list[str]]) -> list[str]:
+    """A markdown table's lines."""
+    def row(values: list[str]) -> str:
+        return "| " + " | ".join(values) + " |"
+    return [row(header), "|" + "---|" * len(header), *map(row, cells)]
 
 
 def main() -> None:
