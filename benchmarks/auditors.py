@@ -1,7 +1,7 @@
 """dpledger's auditor on DP-Sniper's benchmark, against DP-Sniper's published bounds.
 
 Every mechanism of ``dpsniper_zoo`` (DP-Sniper's benchmark, re-implemented) is audited by
-``audit_pairs`` with its defaults (learned events included) on DP-Sniper's logged best input
+``audit_pairs`` (learned events included; which claim, see below) on DP-Sniper's logged best input
 pairs, at DP-Sniper's confidence 0.9, with SAMPLES outputs per side of each pair, choosing half
 included (DP-Sniper's final estimates use 2·10^8). Reported per mechanism: the certified ε, the
 better of DP-Sniper's two published lower bounds (logistic regression, neural network), their
