@@ -69,7 +69,8 @@ def run(entry, samples: int, on_pairs: dict) -> dict:
     start = np.ones(entry.domain[0])
     began = time.perf_counter()
     report = audit(entry.fn, epsilon=entry.epsilon, relation=relation_of(entry), data=start, samples=samples,
-                   confidence=auditors.CONFIDENCE, seed=auditors.SEED)
+                   confidence=auditors.CONFIDENCE, seed=auditors.SEED,
+                   ideal_reals=entry.ideal_reals)  # the claim DP-Sniper's label is about, as in auditors.py
     index, best = report.best if report.best else (0, None)
     found = report.search.inputs[index]
     reference, published = on_pairs.get(entry.name, {}).get("certified"), auditors.published(entry)
