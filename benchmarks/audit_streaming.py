@@ -23,8 +23,8 @@ import time
 
 import _common
 
-#: (samples per side, pools): the largest size on the process pool only (about half an hour)
-SIZES = ((10**6, ("processes", "dask")), (10**7, ("processes", "dask")), (10**8, ("processes",)))
+#: (samples per side, pools)
+SIZES = ((10**6, ("processes", "dask")), (10**7, ("processes", "dask")), (10**8, ("processes", "dask")))
 QUICK_SIZES = ((10**5, ("processes", "dask")), (10**6, ("processes",)))
 HERE = pathlib.Path(__file__).resolve().parent
 

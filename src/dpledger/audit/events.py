@@ -98,8 +98,12 @@ def search_events(statistic: Statistic, first: Outputs, second: Outputs, delta: 
     """The best event of every (operator, direction, currency) for ``statistic`` on training outputs.
 
     ``level`` is the planned level of each one-sided test bound; events whose training bound is
-    not positive are dropped (they would only spend Bonferroni budget).
+    not positive are dropped (they would only spend Bonferroni budget). A statistic fitted on the
+    first ``fitted_rows`` training runs of each side (a learned score) is ranked on the others.
     """
+    skip = getattr(statistic, "fitted_rows", 0)
+    if skip and min(len(first), len(second)) > skip:
+        first, second = first.rows(skip), second.rows(skip)
     values = statistic(first), statistic(second)
     sizes = len(first), len(second)
     ordered = [np.sort(v[~np.isnan(v)]) for v in values]

@@ -36,8 +36,8 @@ MAX_COLUMNS = 32
 MAX_LEVELS = 12
 #: quantiles of a continuous column's pooled training values that get an indicator of "above"
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
-#: training rows per side the regression is fitted on: a tenth of them, within these bounds (the
-#: thresholds are ranked on all of them); 100,000 at the largest training half (``MAX_TRAINING``):
+#: training rows per side the regression is fitted on: a tenth of them, within these bounds (its
+#: thresholds are ranked on the others); 100,000 at the largest training half (``MAX_TRAINING``):
 #: fitted on half that, SVT34Parallel's score certified 0.198 of its true > 0.2, on these 0.225
 MIN_FIT_ROWS, MAX_FIT_ROWS = 20_000, 100_000
 #: ridge penalty on the standardised weights (keeps separable training data from diverging)
@@ -146,6 +146,9 @@ class LearnedScore(Statistic):
     keep: np.ndarray
     coefficients: np.ndarray
     intercept: float
+    #: the first training runs of each side it was fitted on: its thresholds are ranked on the others,
+    #: where its training bound is not inflated by the fit (``events.search_events``)
+    fitted_rows: int = 0
 
     @property
     def name(self) -> str:
@@ -154,8 +157,7 @@ class LearnedScore(Statistic):
     def __call__(self, outputs: Outputs) -> np.ndarray:
         scores = np.full(len(outputs), self.intercept)
         for start in range(0, len(outputs), CHUNK):
-            part = Outputs(outputs.values[start:start + CHUNK], outputs.reasons[start:start + CHUNK],
-                           outputs.shape, outputs.fields)
+            part = outputs.rows(start, start + CHUNK)
             features = np.ascontiguousarray(self.features.raw(part, self.keep).T)
             chunk = scores[start:start + CHUNK]
             for column, coefficient in zip(features, self.coefficients):  # a fixed order: the same bits
@@ -171,7 +173,7 @@ def fit_learned(first: Outputs, second: Outputs) -> LearnedScore | None:
     if min(len(first), len(second)) < MIN_TRAINING:
         return None
     fit = min(max(MIN_FIT_ROWS, len(first) // 10), MAX_FIT_ROWS)
-    rows = [Outputs(side.values[:fit], side.reasons[:fit], side.shape, side.fields) for side in (first, second)]
+    rows = [side.rows(0, fit) for side in (first, second)]
     features = _features(*rows)
     raw = np.concatenate([features.raw(rows[0]), features.raw(rows[1])])
     mean, spread = raw.mean(axis=0, dtype=float), raw.std(axis=0, dtype=float)
@@ -183,4 +185,4 @@ def fit_learned(first: Outputs, second: Outputs) -> LearnedScore | None:
     fitted = optimize.minimize(_logistic, np.zeros(X.shape[1] + 1), args=(X, y), jac=True, method="L-BFGS-B",
                                options={"maxiter": 100})
     coefficients = fitted.x[:-1] / spread[keep]
-    return LearnedScore(features, keep, coefficients, float(fitted.x[-1] - coefficients @ mean[keep]))
+    return LearnedScore(features, keep, coefficients, float(fitted.x[-1] - coefficients @ mean[keep]), fit)

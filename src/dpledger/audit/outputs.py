@@ -63,6 +63,10 @@ class Outputs:
     def __len__(self) -> int:
         return len(self.reasons)
 
+    def rows(self, start: int, stop: int | None = None) -> "Outputs":
+        """The runs ``start:stop``, as outputs of the same shape."""
+        return Outputs(self.values[start:stop], self.reasons[start:stop], self.shape, self.fields)
+
     def widened(self, fields: tuple[tuple[str, int], ...]) -> np.ndarray:
         """``values`` laid out in ``fields``: NaN where absent, each field cut to its width there,
         fields not in ``fields`` left out."""
