@@ -82,7 +82,7 @@ def table(rows: list[dict]) -> str:
         lines.append(f"| {r['samples']:.0e} | {r['pool']} | {r['seconds']:.0f} | {2 * r['samples'] / r['seconds']:,.0f} | "
                      f"{r['main_mib']:.0f} | {r['worker_mib']:.0f} | {r['certified']:.4f} |")
     lines += ["", "Holding the samples would need 8 bytes × 10 per output and side: 80 MB at 10^6, 8 GB at 10^8. "
-              "Figures from a shared 2-core machine : rates are indicative, memory is not. Peak memory of the main process is flat from 10^7 on: it holds the training half (at most 10^6 runs per side) and the fitted statistics; the test half is streamed."]
+              "Figures from a shared 2-core machine: rates are indicative, memory is not. Peak memory of the main process is flat from 10^7 on: it holds the training half (at most 10^6 runs per side) and the fitted statistics; the test half is streamed."]
     return "\n".join(lines)
 
 
