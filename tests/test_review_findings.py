@@ -95,16 +95,28 @@ def test_two_backups_of_a_lost_ledger_restore_once(tmp_path):
     assert main(["ledger", "show", str(original)]) == 0
 
 
-@pytest.mark.xfail(strict=True, reason="nothing in a ledger file says where it lives, so a `cp` of a closed "
-                   "ledger (its WAL checkpointed: every charge is in the main file) charges the same budget "
-                   "again. Fix: record the file's home (absolute path) and refuse charges found elsewhere until "
-                   "a command that checks the old path is gone adopts the new one (docs/design.md says so now)")
-def test_a_cp_of_a_closed_ledger_does_not_charge_the_budget_again(tmp_path):
+def test_a_cp_of_a_closed_ledger_does_not_charge_the_budget_again(tmp_path, capsys):
+    # a closed ledger's WAL is checkpointed, so a cp holds every charge: it charges only at its home
     original, copied = tmp_path / "l.sqlite", tmp_path / "copy.sqlite"
     _charged(original, 0.75)
     shutil.copyfile(original, copied)
-    with pytest.raises(dp.LedgerError):
+    with pytest.raises(dp.LedgerError, match="is a copy of the ledger at .*Nothing was charged") as refusal:
         _charged(copied, 0.75)
+    assert "\n" not in str(refusal.value)
+    assert main(["ledger", "adopt", str(copied)]) == 2  # refused while the original holds the ledger
+    assert "still holds the ledger" in capsys.readouterr().err
+    moved = tmp_path / "moved.sqlite"
+    os.rename(original, moved)  # a mv: the file refuses at its new path until adopted, then charges there
+    with pytest.raises(dp.LedgerError, match="is a copy"):
+        _charged(moved, 0.125)
+    assert main(["ledger", "adopt", str(moved)]) == 0
+    _charged(moved, 0.125)
+    assert dp.Accountant.inspect(moved).spent.epsilon == 0.875
+    with pytest.raises(dp.LedgerError, match="is a copy"):
+        _charged(copied, 0.125)  # the copy names the first home still: never charged
+    assert main(["ledger", "adopt", str(copied)]) == 2  # nor adopted: the old home now names the new one
+    with pytest.raises(dp.LedgerError, match="moved.sqlite"):
+        _charged(original, 0.125)  # and a script still naming the old path is refused, not started afresh
 
 
 def test_nan_is_no_price(postgres_url, postgres_role):

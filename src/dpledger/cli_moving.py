@@ -1,5 +1,5 @@
-"""``dpledger ledger copy``, ``backup`` and ``restore``: moving a ledger without forking its budget
-(``dpledger.accountant.moving``); each prints one line saying what it wrote."""
+"""``dpledger ledger copy``, ``backup``, ``restore`` and ``adopt``: moving a ledger without forking its
+budget (``dpledger.accountant.moving``); each prints one line saying what it wrote."""
 
 from __future__ import annotations
 
@@ -21,14 +21,21 @@ def add_parsers(ledger_commands) -> None:
     restore.add_argument("backup")
     restore.add_argument("dst", help="a missing file path, or a database `dpledger ledger init` made")
     restore.set_defaults(run=_run("restore"))
+    adopt = ledger_commands.add_parser("adopt", help="make a ledger file moved with mv its ledger's home, once the "
+                                                     "path it was made at holds no ledger")
+    adopt.add_argument("file")
+    adopt.set_defaults(run=_run("adopt"))
+
+
+#: each command's positional arguments, in ``moving``'s order
+ARGUMENTS = {"copy": ("src", "dst"), "backup": ("src", "dst"), "restore": ("backup", "dst"), "adopt": ("file",)}
 
 
 def _run(command: str):
     def run(args) -> int:
         from .accountant import moving
 
-        source = args.backup if command == "restore" else args.src
-        print(getattr(moving, command)(source, args.dst))
+        print(getattr(moving, command)(*(getattr(args, name) for name in ARGUMENTS[command])))
         return 0
 
     return run

@@ -89,6 +89,28 @@ def restore(backup_path, dst) -> str:
             "in it: the restored ledger may have spent less than the lost original had")
 
 
+def adopt(path) -> str:
+    """Make the SQLite ledger file ``path`` its ledger's home (after a ``mv``), once the home it
+    records holds no readable ledger; refused while it does (the file is then a copy: a fork)."""
+    if storage.is_url(path):
+        raise ValueError(f"{storage.name(path)} is a database: only a ledger file has a home path. {UNCHANGED}")
+    meta, _ = storage.read(path)
+    here, home = storage.name(path), meta.get("home")
+    if home is None or home == here:
+        return f"{here} is its ledger's home already"
+    try:
+        live = os.path.lexists(home) and storage.read(home) is not None
+    except LedgerCorrupt:
+        live = False  # damaged: this file is what is left of it
+    if live:
+        raise ValueError(f"{home} still holds the ledger {here} copies: charge {home} (two files charging one "
+                         f"budget would spend it twice), or move it with `dpledger ledger copy`. {UNCHANGED}")
+    with contextlib.closing(storage.open_store(path, None, None, None)) as store, store.whole():
+        store.set_meta("home", here)
+    _seal_lost_original(home, meta, here, "adopt")  # another copy of it is never adopted too
+    return f"{here} is now its ledger's home ({home}, where it was made, now refuses charges naming it)"
+
+
 def _move(src, dst, how: str) -> Accountant:
     """Write the ledger ``src`` into the new ledger ``dst`` and seal ``src`` (module doc); ``dst``
     as read back. ``how``: "copy", or "restore" (``src`` is a backup, whose ``backup_of`` is dropped)."""
@@ -210,10 +232,11 @@ def _refuse_if_original_lives(original: str, backup_name: str) -> None:
                      f"use `dpledger ledger copy`. {UNCHANGED}")
 
 
-def _seal_lost_original(original: str, meta: dict, restored: str) -> None:
-    """Where the lost original was, a ledger without entries sealed naming ``restored``: every other
-    backup of that original (an older one, a ``cp`` of this one) then finds it moved and is never
-    restored too, and a script still naming the old path is refused rather than started afresh.
+def _seal_lost_original(original: str, meta: dict, restored: str, how: str = "restore") -> None:
+    """Where the lost original was, a ledger without entries sealed naming ``restored`` (by ``how``:
+    a restore, an adopt): every other backup or copy of that original (an older one, a ``cp`` of
+    this one) then finds it moved and is never restored or adopted too, and a script still naming
+    the old path is refused rather than started afresh.
     Nothing when a file is there (a damaged original stays as it is) or its folder is gone too."""
     path = pathlib.Path(original)
     if os.path.lexists(path) or not path.parent.is_dir():
@@ -222,7 +245,7 @@ def _seal_lost_original(original: str, meta: dict, restored: str) -> None:
     try:
         partial = os.path.join(folder, path.name)
         with contextlib.closing(storage.open_store(partial, None, None, None)) as marker, marker.whole():
-            for key, value in {**_own(meta, "restore", "sealed", *DERIVED), "sealed": _record(restored, "restore", True)
+            for key, value in {**_own(meta, "restore", "sealed", *DERIVED), "sealed": _record(restored, how, True)
                                }.items():
                 marker.set_meta(key, value)
         os.link(partial, path)  # never over a file made meanwhile

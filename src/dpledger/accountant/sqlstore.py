@@ -28,7 +28,7 @@ from .entries import LedgerEntry
 SCHEMA_VERSION = 3
 #: meta keys a store derives from the budget for itself (PostgreSQL's for its own check); a copy
 #: writes the target's own
-DERIVED = ("limits", "fits")
+DERIVED = ("limits", "fits", "home")
 
 
 class SQLStore(abc.ABC):
@@ -78,6 +78,9 @@ class SQLStore(abc.ABC):
         """Meta rows the store keeps beside the budget when it is fixed (keys among ``DERIVED``; none here)."""
         return {}
 
+    def _check_home(self, stored: dict) -> None:
+        """Refuse to charge a copy of a ledger made around the ledger commands (none for a database)."""
+
     def _initialise(self, budget, filter_, relation, blocks) -> Relation | None:
         wanted = {"budget": json.dumps(_g.to_dict(budget)), "filter": json.dumps(filter_, sort_keys=True),
                   "schema": str(SCHEMA_VERSION), **self.derived(budget, filter_),
@@ -93,6 +96,7 @@ class SQLStore(abc.ABC):
                     self._sql("INSERT INTO meta VALUES ('relation', ?)", (str(relation),))
                 return relation
             _refuse_charges_if_closed(self.where, stored)
+            self._check_home(stored)
             if stored.get("schema") in self.upgradable:  # an additive change: the ledger as it was is one of now
                 self._sql("UPDATE meta SET value = ? WHERE key = 'schema'", (wanted["schema"],))
                 stored["schema"] = wanted["schema"]

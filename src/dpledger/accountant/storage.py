@@ -23,7 +23,7 @@ from typing import Iterator
 
 from .. import guarantees as _g
 from ..relations import Relation, from_name
-from ..errors import LedgerCorrupt
+from ..errors import LedgerCorrupt, LedgerError
 from .entries import LedgerEntry
 from .sqlstore import SCHEMA_VERSION, SQLStore, filter_text, read_rows  # noqa: F401 - their documented home
 
@@ -73,6 +73,22 @@ class SQLiteStore(SQLStore):
         connection.execute("CREATE TABLE IF NOT EXISTS entries (id INTEGER PRIMARY KEY AUTOINCREMENT, "
                            "document TEXT NOT NULL)")
         super().__init__(str(path), connection, budget, filter_, relation, blocks)
+
+    def derived(self, budget: _g.Guarantee, filter_: dict) -> dict:
+        """The file's home: the path it was made at (a copy elsewhere refuses to charge: ``_check_home``)."""
+        return {"home": name(self.where)}
+
+    def _check_home(self, stored: dict) -> None:
+        """A ledger charges only at its home: a ``cp`` of a closed ledger holds every charge, and two files
+        charging one budget would spend it twice. A file of an earlier version takes its path as its home."""
+        here, home = name(self.where), stored.get("home")
+        if home is None:
+            self._sql("INSERT INTO meta VALUES ('home', ?)", (here,))
+        elif home != here:
+            raise LedgerError(f"{here} is a copy of the ledger at {home}: two files charging one budget would spend "
+                              f"it twice. Charge {home}; move a ledger with `dpledger ledger copy` (it seals the old "
+                              f"one), and after a mv, take the file on with `dpledger ledger adopt {here}` once {home} "
+                              "holds no ledger. Nothing was charged.")
 
     def _begin(self) -> None:
         self._connection.execute("BEGIN IMMEDIATE")
