@@ -1,7 +1,6 @@
 """An independent review's attempts to spend a budget twice (docs/design.md, "The accountant and the
-ledger schema"): each test is one way that worked before its fix; those still open are
-``xfail(strict=True)`` and say what would fix them. SQLite files and a real PostgreSQL server
-(tests/conftest.py)."""
+ledger schema"): each test is one way that worked before its fix. SQLite files and a real
+PostgreSQL server (tests/conftest.py)."""
 
 import json
 import os

@@ -3,39 +3,35 @@ budget (``dpledger.accountant.moving``); each prints one line saying what it wro
 
 from __future__ import annotations
 
+_NEW = "a missing file path, or a database `dpledger ledger init` made and nothing charged"
+
+#: each command: its help, then its positional arguments in ``moving``'s order with their help
+COMMANDS = {
+    "copy": ("copy a ledger into a new one (SQLite file or postgresql:// URL) and seal it: it refuses charges "
+             "from then on, naming the copy", (("src", None), ("dst", _NEW))),
+    "backup": ("a consistent backup of an SQLite ledger file while it is charged (never `cp`); the backup refuses "
+               "charges", (("src", None), ("dst", "a missing file path"))),
+    "restore": ("make a backup a ledger again, only once its original is lost or damaged (charges made after the "
+                "backup are lost)", (("backup", None), ("dst", _NEW))),
+    "adopt": ("make a ledger file moved with mv its ledger's home, once the path it was made at holds no ledger",
+              (("file", None),)),
+}
+
 
 def add_parsers(ledger_commands) -> None:
-    """The three commands, under ``dpledger ledger``."""
-    copy = ledger_commands.add_parser("copy", help="copy a ledger into a new one (SQLite file or postgresql:// URL) "
-                                                   "and seal it: it refuses charges from then on, naming the copy")
-    copy.add_argument("src")
-    copy.add_argument("dst", help="a missing file path, or a database `dpledger ledger init` made and nothing charged")
-    copy.set_defaults(run=_run("copy"))
-    backup = ledger_commands.add_parser("backup", help="a consistent backup of an SQLite ledger file while it is "
-                                                       "charged (never `cp`); the backup refuses charges")
-    backup.add_argument("src")
-    backup.add_argument("dst", help="a missing file path")
-    backup.set_defaults(run=_run("backup"))
-    restore = ledger_commands.add_parser("restore", help="make a backup a ledger again, only once its original is "
-                                                         "lost or damaged (charges made after the backup are lost)")
-    restore.add_argument("backup")
-    restore.add_argument("dst", help="a missing file path, or a database `dpledger ledger init` made")
-    restore.set_defaults(run=_run("restore"))
-    adopt = ledger_commands.add_parser("adopt", help="make a ledger file moved with mv its ledger's home, once the "
-                                                     "path it was made at holds no ledger")
-    adopt.add_argument("file")
-    adopt.set_defaults(run=_run("adopt"))
-
-
-#: each command's positional arguments, in ``moving``'s order
-ARGUMENTS = {"copy": ("src", "dst"), "backup": ("src", "dst"), "restore": ("backup", "dst"), "adopt": ("file",)}
+    """The four commands, under ``dpledger ledger``."""
+    for command, (summary, arguments) in COMMANDS.items():
+        parser = ledger_commands.add_parser(command, help=summary)
+        for name, text in arguments:
+            parser.add_argument(name, help=text)
+        parser.set_defaults(run=_run(command))
 
 
 def _run(command: str):
     def run(args) -> int:
         from .accountant import moving
 
-        print(getattr(moving, command)(*(getattr(args, name) for name in ARGUMENTS[command])))
+        print(getattr(moving, command)(*(getattr(args, name) for name, _ in COMMANDS[command][1])))
         return 0
 
     return run
