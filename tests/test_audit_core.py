@@ -135,6 +135,8 @@ def test_float_laplace_is_flagged_by_its_rounding_and_the_lattice_one_is_not():
         str(floats)
     lattice = audit(Laplace(0.1), pairs=[(0.0, 1.0)], samples=100_000, confidence=STRICT, seed=16)
     assert not lattice.violation, str(lattice)
+    with pytest.raises(TypeError, match="ideal_reals must be True or False"):
+        audit_pairs(laplace_sum(10.0), [SUM_PAIR], 0.1, ideal_reals="no")
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 1.0])

@@ -193,6 +193,8 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
         seed = _validate.integer("seed", seed, minimum=0)
     if executor is not None and not callable(getattr(executor, "submit", None)):
         raise TypeError(f"executor must be a concurrent.futures.Executor (with .submit), got {type(executor).__name__}")
+    if not isinstance(ideal_reals, bool):
+        raise TypeError(f"ideal_reals must be True or False, got {ideal_reals!r}")
     extra = checked_statistics(statistics)
     pairs = checked_pairs(pairs, relation)
     currencies = tuple(currencies)
@@ -207,7 +209,7 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
         trained = draw_training(fn, pairs, root.entropy, half_sizes[0], executor, tracker.advance)
         planned_level = bonferroni_level(confidence, planned)
         chosen = [result if isinstance(result, str)
-                  else choose_candidates(_statistics(fn, pair, result, extra, bool(ideal_reals)), *result, delta, planned_level,
+                  else choose_candidates(_statistics(fn, pair, result, extra, ideal_reals), *result, delta, planned_level,
                                          events_per_pair, currencies)
                   for pair, result in zip(pairs, trained)]
         tests = sum(len(c) for c in chosen if not isinstance(c, str))
@@ -220,4 +222,4 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
                     for index, found in enumerate(zip(chosen, counters, tallies)))
     return AuditReport(claimed=(epsilon, delta), confidence=confidence, pairs=reports, samples=samples,
                        test_samples=half_sizes[1], tests=tests, level=level,
-                       seconds=time.perf_counter() - start, seed=int(root.entropy), ideal_reals=bool(ideal_reals))
+                       seconds=time.perf_counter() - start, seed=int(root.entropy), ideal_reals=ideal_reals)

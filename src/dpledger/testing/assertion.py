@@ -130,6 +130,8 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
     seed = _validate.integer("seed", seed, minimum=0)
     max_examples = _validate.integer("max_examples", max_examples, minimum=1)
     checked_statistics(statistics)
+    if not isinstance(ideal_reals, bool):
+        raise TypeError(f"ideal_reals must be True or False, got {ideal_reals!r}")
     samples = checked_samples(samples)
     confidence = _validate.probability("confidence", confidence, low_open=True)
     budget = Budget(shrink_steps, shrink_seconds)
@@ -140,7 +142,7 @@ def assert_private(target, pairs: SearchStrategy, *, epsilon: float | None = Non
 
     with executor_for(executor) as pool:
         return _search_and_decide(resolved, pairs, epsilon, delta, samples, search_samples, confidence, seed,
-                                  max_examples, pool, {"statistics": tuple(statistics), "ideal_reals": bool(ideal_reals)},
+                                  max_examples, pool, {"statistics": tuple(statistics), "ideal_reals": ideal_reals},
                                   budget)
 
 
