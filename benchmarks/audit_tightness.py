@@ -84,7 +84,7 @@ def laplace_tightness(epsilon: float) -> dict:
     reports = [audit_pairs(fn, PAIR, epsilon, samples=SAMPLES, confidence=CONFIDENCE, seed=seed, ideal_reals=True)
                for seed in SEEDS]  # ideal_reals: the fraction of the ideal Laplace's ε
     fractions = [report.epsilon_lower_bound / epsilon for report in reports]
-    level = reports[0].level
+    level = reports[0].levels[0]  # the leading test's level
     return {
         "epsilon": epsilon, "samples_per_side": SAMPLES, "seeds": list(SEEDS), "fractions": fractions,
         "mean": float(np.mean(fractions)), "min": float(np.min(fractions)), "max": float(np.max(fractions)),

@@ -21,7 +21,7 @@ import pytest
 
 from dpledger.audit import audit
 from dpledger.audit.bounds import (best_possible_bound, bonferroni_level, clopper_pearson_lower,
-                                   clopper_pearson_upper, epsilon_lower_bound, minimum_test_samples)
+                                   clopper_pearson_upper, epsilon_lower_bound, minimum_test_samples, weighted_levels)
 from dpledger.audit.pairs import audit_pairs
 from dpledger.mechanisms import Laplace
 from dpledger.relations import ReplaceOne
@@ -105,6 +105,16 @@ def test_epsilon_lower_bound_formula():
     assert epsilon_lower_bound(0.5, 0.2, delta=0.1) == pytest.approx(math.log(2))
     assert epsilon_lower_bound(0.1, 0.2, delta=0.1) == -math.inf
     assert bonferroni_level(0.95, 4) == pytest.approx(0.05 / 8)
+
+
+@pytest.mark.parametrize("tests, leads", [(1, 1), (2, 1), (3, 2), (8, 1), (9, 2), (40, 1), (5, 0)])
+def test_weighted_levels_spend_exactly_the_budget_and_never_shortchange_a_lead(tests, leads):
+    lead, other = weighted_levels(0.9, tests, leads)
+    counted = min(leads, tests)
+    assert 2 * (counted * lead + (tests - counted) * other) == pytest.approx(0.1)  # the union bound's α
+    assert lead >= bonferroni_level(0.9, tests) >= other
+    if tests >= 4 and leads == 1:
+        assert lead == pytest.approx(0.1 / 4)  # half the budget, split over its two one-sided bounds
 
 
 def test_minimum_test_samples_is_the_first_size_that_could_show_a_violation():
@@ -249,7 +259,10 @@ def test_report_contents():
     assert report.claimed == (1.0, 0.0) and report.confidence == STRICT
     assert report.samples == 20_000 and report.test_samples == 10_000
     assert report.tests == sum(len(pair.tests) for pair in report.pairs) <= 4
-    assert report.level == pytest.approx((1 - STRICT) / (2 * report.tests))
+    lead, other = report.levels
+    tests = [test for pair in report.pairs for test in pair.tests]
+    assert sum(test.leading for test in tests) == 1 and lead >= other
+    assert sum(2 * test.level for test in tests) == pytest.approx(1 - STRICT)  # the weights sum to one
     best = report.pairs[0].best
     assert best.sizes == (10_000, 10_000) and best.event.startswith("output ")
     assert 0 <= best.p_upper < best.p_lower <= 1

@@ -118,7 +118,8 @@ PROGRAM = textwrap.dedent("""
         seen.append(np.asarray(data).round(12).tolist())
         return float(np.clip(data, 0, 1).sum()) + rng.laplace(0.0, 1.0, size)
     report = assert_private(noisy_sum, strategies.replace_one_pairs(1, 6, None, 0.0, 1.0), epsilon=1.0,
-                            relation=ReplaceOne(), samples=2_000, search_samples=400, max_examples=15)
+                            relation=ReplaceOne(), samples=2_000, search_samples=400, max_examples=15,
+                            ideal_reals=True)  # about the search, not float rounding
     print(json.dumps({"seen": seen, "bound": report.epsilon_lower_bound}))
 """)
 

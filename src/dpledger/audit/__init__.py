@@ -14,7 +14,7 @@ from .._lazy import exports
 __getattr__, __dir__, __all__ = exports(__name__, {
     "auditor": ("audit",),
     "bounds": ("bonferroni_level", "clopper_pearson_lower", "clopper_pearson_upper", "epsilon_lower_bound",
-               "minimum_test_samples"),
+               "minimum_test_samples", "weighted_levels"),
     "encoding": ("BOTTOM", "TOP", "encode_answers", "halted"),
     "floating_point": ("LatticeReachable", "textbook_laplace_reachable"),
     "pairs": ("audit_pairs",),

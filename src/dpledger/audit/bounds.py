@@ -5,6 +5,9 @@ An (ε, δ)-DP mechanism satisfies P[M(D) ∈ E] <= e^ε·P[M(D') ∈ E] + δ fo
 bound p̲ and the right one by an upper bound p̄ gives a lower bound on ε that holds whenever both
 one-sided bounds hold. Clopper–Pearson bounds are exact (never below their nominal coverage), and
 the Bonferroni split over the m tests of an audit makes the whole audit hold at its confidence.
+The split is weighted (``weighted_levels``): the test each route's training half rates best gets
+half the budget, the others share the rest; any weights summing to one that are fixed before the
+test half is drawn keep the union bound (docs/design.md, "Weighted Bonferroni").
 """
 
 from __future__ import annotations
@@ -93,6 +96,27 @@ def wilson_bounds(count, n, z: float) -> tuple[np.ndarray, np.ndarray]:
 def bonferroni_level(confidence: float, tests: int) -> float:
     """Level of each one-sided bound: α/(2m), so m tests of two bounds each hold jointly at 1 − α."""
     return (1.0 - confidence) / (2 * tests)
+
+
+#: the share of the audit's error budget that goes to the leading tests (the best training event of
+#: each route), split equally among them; the other tests share the rest equally
+LEAD_SHARE = 0.5
+
+
+def weighted_levels(confidence: float, tests: int, leads: int) -> tuple[float, float]:
+    """(leading, other) level of each one-sided bound of m = ``tests`` tests, ``leads`` of them leading.
+
+    Weighted Bonferroni: test i's two bounds each get level w_i·α/2 with Σ w_i = 1, so all hold
+    jointly at 1 − α. A leading test gets w = max(LEAD_SHARE/leads, 1/m), never less than the equal
+    split; the others (1 − leads·w)/(m − leads) each.
+    """
+    if tests <= leads or leads <= 0 or LEAD_SHARE / leads <= 1.0 / tests:
+        level = bonferroni_level(confidence, max(tests, 1))
+        return level, level
+    lead = LEAD_SHARE / leads
+    other = (1.0 - leads * lead) / (tests - leads)
+    half = (1.0 - confidence) / 2
+    return half * lead, half * other
 
 
 def best_possible_bound(n: int, level: float, delta: float = 0.0) -> float:

@@ -7,9 +7,11 @@ among them: ``learned``) and pick the ``events_per_pair`` events (with their dir
 training counts give the largest ε lower bound. The events are then frozen, and only then are the
 test streams drawn and counted (``sampling.count_test``). On the test half, each chosen (pair, direction, event) is one of
 m tests: Clopper–Pearson bounds p̲ on P[M(first) ∈ E] and p̄ on P[M(second) ∈ E], each one-sided
-at level α/(2m) with α = 1 − confidence, and ε_LB = ln((p̲ − δ)/p̄). By Bonferroni all 2m bounds
-hold together with probability >= confidence, so if the mechanism is (ε, δ)-DP for these pairs the
-audit reports a violation (max ε_LB > ε) with probability at most α, however many pairs it tries.
+at level w·α/2 with α = 1 − confidence, and ε_LB = ln((p̲ − δ)/p̄). The weights w sum to one and are
+fixed on the training half (``bounds.weighted_levels``: half to the test each route rates best), so
+by Bonferroni all 2m bounds hold together with probability >= confidence, and if the mechanism is
+(ε, δ)-DP for these pairs the audit reports a violation (max ε_LB > ε) with probability at most α,
+however many pairs it tries.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .. import _validate
-from .bounds import (best_possible_bound, bonferroni_level, clopper_pearson_lower, clopper_pearson_upper,
+from .bounds import (best_possible_bound, bonferroni_level, weighted_levels, clopper_pearson_lower, clopper_pearson_upper,
                      epsilon_lower_bound, minimum_test_samples, mu_lower_bound, rho_lower_bound)
 from .events import Candidate, choose_candidates
 from .counting import Counter, Tally
@@ -83,8 +85,9 @@ def split(samples: int) -> tuple[int, int]:
 
 
 def check_samples(samples: int, epsilon: float, delta: float, confidence: float, tests: int) -> None:
-    """Refuse a sample size with which no outcome at all could show a violation."""
-    level = bonferroni_level(confidence, tests)
+    """Refuse a sample size with which no outcome at all could show a violation (not even the
+    leading test's, at the largest level any test can get)."""
+    level = weighted_levels(confidence, tests, 1)[0]
     minimum = max(2 * minimum_test_samples(epsilon, delta, level) - 1, 2)
     if samples < minimum:
         best = best_possible_bound(split(samples)[1], level, delta)
@@ -123,8 +126,19 @@ def _statistics(fn: Callable, pair, train: tuple[Outputs, Outputs], extra: list[
     return fit_statistics(first, second, ideal_reals) + learned + [s for s in own if s.field in present] + custom
 
 
+def _leading(chosen: list[list[Candidate] | str]) -> set[tuple[int, int]]:
+    """(pair, event) indices of each route's leading test: its candidate with the largest training
+    bound over all pairs (the first on a tie). Chosen on the training half only."""
+    best: dict[str, tuple[float, int, int]] = {}
+    for pair, candidates in enumerate(chosen):
+        for index, candidate in enumerate(() if isinstance(candidates, str) else candidates):
+            if candidate.currency not in best or candidate.training_bound > best[candidate.currency][0]:
+                best[candidate.currency] = (candidate.training_bound, pair, index)
+    return {(pair, index) for _, pair, index in best.values()}
+
+
 def _evaluate(candidate: Candidate, index: int, counter: Counter, tallies: tuple[Tally, Tally], delta: float,
-              level: float) -> EventTest:
+              level: float, leading: bool) -> EventTest:
     """Turn the test-half counts of the pair's ``index``-th event into its lower bounds."""
     event = candidate.event
     counts = (int(tallies[0].counts[index]), int(tallies[1].counts[index]))
@@ -138,19 +152,22 @@ def _evaluate(candidate: Candidate, index: int, counter: Counter, tallies: tuple
     return EventTest(
         event=str(event), statistic=event.statistic.name, op=event.op, threshold=event.threshold,
         direction="D'→D" if candidate.reverse else "D→D'", counts=counts, sizes=sizes,
-        p_lower=p_lower, p_upper=p_upper,
+        p_lower=p_lower, p_upper=p_upper, level=level, leading=leading,
         epsilon_lower_bound=max(0.0, float(epsilon_lower_bound(p_lower, p_upper, delta))),
         training_bound=candidate.training_bound, histogram=histogram,
         mu_lower_bound=float(mu_lower_bound(p_lower, p_upper)), rho_lower_bound=rho_lower_bound(p_lower, p_upper))
 
 
 def _pair_report(index: int, candidates: list[Candidate] | str, counter: Counter | None,
-                 tallies: tuple[Tally, Tally] | str | None, delta: float, level: float) -> PairReport:
+                 tallies: tuple[Tally, Tally] | str | None, delta: float, levels: tuple[float, float],
+                 leading: set[tuple[int, int]]) -> PairReport:
     if isinstance(candidates, str) or isinstance(tallies, str):
         return PairReport(index, (), error=candidates if isinstance(candidates, str) else tallies)
     if counter is None:
         return PairReport(index, ())
-    return PairReport(index, tuple(_evaluate(c, e, counter, tallies, delta, level) for e, c in enumerate(candidates)))
+    return PairReport(index, tuple(
+        _evaluate(c, e, counter, tallies, delta, levels[(index, e) not in leading], (index, e) in leading)
+        for e, c in enumerate(candidates)))
 
 
 def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: float, delta: float = 0.0,
@@ -213,13 +230,15 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
                                          events_per_pair, currencies)
                   for pair, result in zip(pairs, trained)]
         tests = sum(len(c) for c in chosen if not isinstance(c, str))
-        level = bonferroni_level(confidence, max(tests, 1))
+        # weighted Bonferroni (bounds.weighted_levels): the weights depend on the training half only
+        leading = _leading(chosen)
+        levels = weighted_levels(confidence, tests, len(leading))
         # the events are frozen here; the test streams are created only now
         counters = [Counter.fixed([c.event for c in candidates], result) if not isinstance(candidates, str) and candidates
                     else None for candidates, result in zip(chosen, trained)]
         tallies = count_test(fn, pairs, root.entropy, half_sizes[1], counters, executor, tracker.advance)
-    reports = tuple(_pair_report(index, *found, delta, level)
+    reports = tuple(_pair_report(index, *found, delta, levels, leading)
                     for index, found in enumerate(zip(chosen, counters, tallies)))
     return AuditReport(claimed=(epsilon, delta), confidence=confidence, pairs=reports, samples=samples,
-                       test_samples=half_sizes[1], tests=tests, level=level,
+                       test_samples=half_sizes[1], tests=tests, levels=levels,
                        seconds=time.perf_counter() - start, seed=int(root.entropy), ideal_reals=ideal_reals)

@@ -23,6 +23,8 @@ class EventTest:
     ``histogram`` summarises the statistic's test-half values on both sides (for the figure).
     ``mu_lower_bound`` and ``rho_lower_bound`` read the same two bounds as a μ-GDP and a ρ-zCDP
     claim would (``bounds``): they hold whenever the ε bound does, in the same Bonferroni family.
+    ``level`` is the one-sided level of both bounds; ``leading`` says the test led its route (the
+    best training event, given the larger share of the budget: ``bounds.weighted_levels``).
     """
 
     event: str
@@ -36,6 +38,8 @@ class EventTest:
     p_upper: float
     epsilon_lower_bound: float
     training_bound: float
+    level: float
+    leading: bool = False
     histogram: Histogram | None = None
     mu_lower_bound: float = 0.0
     rho_lower_bound: float = 0.0
@@ -166,8 +170,9 @@ class AuditReport:
 
     ``claimed`` is (ε, δ); ``samples`` the outputs drawn per side of each pair (``test_samples`` of
     them on the test half); ``tests`` the number m of (pair, direction, event) tests on the test
-    half; ``level`` = (1 − confidence)/(2m), the level of every one-sided Clopper–Pearson bound, so
-    that all bounds hold together with probability >= ``confidence``. ``seed`` is the entropy of the
+    half; ``levels`` = (leading, other): the level of each one-sided Clopper–Pearson bound of the
+    leading tests (each route's best training event) and of the others, weighted so that all bounds
+    hold together with probability >= ``confidence`` (``bounds.weighted_levels``). ``seed`` is the entropy of the
     root ``SeedSequence``: passing it back as ``seed`` reproduces the audit. ``target`` names what
     was audited and ``search`` how its pairs were found; ``inputs`` shows each audited pair as (what
 differs, preview of D, preview of D′), short strings (all three set by ``audit``).
@@ -180,7 +185,7 @@ differs, preview of D, preview of D′), short strings (all three set by ``audit
     samples: int
     test_samples: int
     tests: int
-    level: float
+    levels: tuple[float, float]
     seconds: float
     seed: int
     target: str = ""
@@ -231,6 +236,14 @@ differs, preview of D, preview of D′), short strings (all three set by ``audit
             return None
         pair = max(tested, key=lambda pair: pair.epsilon_lower_bound)
         return pair.index, pair.best
+
+    @property
+    def bonferroni(self) -> str:
+        """The levels of the tests' bounds, in words."""
+        lead, other = self.levels
+        if lead == other:
+            return f"each bound at level {lead:.3g} (Bonferroni)"
+        return f"bounds at level {lead:.3g} for each route's best training event, {other:.3g} for the others (weighted Bonferroni)"
 
     @property
     def errors(self) -> tuple[AuditError, ...]:
@@ -287,8 +300,8 @@ differs, preview of D, preview of D′), short strings (all three set by ``audit
             + ("" if "ε" in self.violations or not self.violations else
                f"; VIOLATION in its own currency ({', '.join(self.violations)}: below)"),
             f"  {len(self.pairs)} pair(s), {self.samples} samples per side ({self.samples - self.test_samples} to choose "
-            f"events, {self.test_samples} to test), {self.tests} test(s), each bound at level {self.level:.3g} "
-            f"(Bonferroni), {self.seconds:.2f} s, seed {self.seed}",
+            f"events, {self.test_samples} to test), {self.tests} test(s), {self.bonferroni}, "
+            f"{self.seconds:.2f} s, seed {self.seed}",
         ]
         for currency, symbol, name in (("mu", "μ", "μ-GDP"), ("rho", "ρ", "ρ-zCDP")):
             if currency in self.claims:

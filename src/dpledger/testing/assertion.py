@@ -266,5 +266,5 @@ def _violation(resolved, report: AuditReport, candidates: list, searched: int,
         f"  distinguishing event E = {{{test.event}}}: {_probabilities(test)}\n"
         + (f"  {budget.describe()}\n" if budget is not None else "") +
         f"  searched {searched} pair(s) with hypothesis; {report.tests} test(s) on {report.samples} fresh samples "
-        f"per side decided, each at level {report.level:.3g} (Bonferroni)")
+        f"per side decided, {report.bonferroni}")
     return PrivacyViolation(message, pair, pair_report.epsilon_lower_bound, report.claimed, test.event, report)
