@@ -67,6 +67,25 @@ def test_answer_pairs_reach_the_classic_patterns(ups, downs):
     assert np.allclose(np.abs(found[1] - found[0]), 1.0)
 
 
+def test_the_first_neighbours_are_the_classic_patterns_in_the_given_order():
+    """DP-Sniper's sparse-vector pair moves the first half up and the rest down, in order."""
+    start = np.ones(10)
+    moves = [np.abs(other - start) * np.sign(other - start) for other in
+             EveryAnswer(1.0).neighbours(start, np.random.default_rng(3), 4)]
+    half = np.r_[np.ones(5), -np.ones(5)]
+    assert any(np.array_equal(move, half) or np.array_equal(move, -half) for move in moves)
+    one_up = np.r_[1.0, -np.ones(9)]
+    assert any(np.array_equal(move, one_up) or np.array_equal(move, -one_up) for move in moves)
+
+
+def test_the_search_climb_tries_every_kind_of_move():
+    """A climb step must not always take a relation's first listed neighbour (always "all up")."""
+    from dpledger.audit.search import _neighbour
+    rng, start = np.random.default_rng(4), np.ones(6)
+    kinds = {tuple(np.sign(_neighbour(EveryAnswer(1.0).neighbours, start, rng) - start)) for _ in range(200)}
+    assert len(kinds) >= 10 and (1.0,) * 6 in kinds | {tuple(-np.array(k)) for k in kinds}
+
+
 def test_monotone_pairs_never_move_both_ways():
     @given(strategies.answer_pairs(EveryAnswer(1.0, monotone=True), 2, 6))
     def check(pair):

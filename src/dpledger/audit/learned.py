@@ -37,7 +37,7 @@ MAX_LEVELS = 12
 #: quantiles of a continuous column's pooled training values that get an indicator of "above"
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 #: training rows per side the regression is fitted on: a tenth of them, within these bounds (its
-#: thresholds are ranked on the others); 100,000 at the largest training half (``MAX_TRAINING``):
+#: thresholds are ranked on the others); 100,000 from a training half of 10^6:
 #: fitted on half that, SVT34Parallel's score certified 0.198 of its true > 0.2, on these 0.225
 MIN_FIT_ROWS, MAX_FIT_ROWS = 20_000, 100_000
 #: ridge penalty on the standardised weights (keeps separable training data from diverging)

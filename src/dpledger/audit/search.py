@@ -23,6 +23,9 @@ import scipy.sparse as sp
 ELITE = 3
 #: draws allowed per wanted candidate (neighbours may repeat pairs already scored)
 ATTEMPTS = 10
+#: a climb step takes a neighbour at a random place among the first this many a relation lists
+#: (the answer relations' five patterns in the given order, then in random orders)
+LISTED = 10
 
 
 @attrs.frozen
@@ -47,7 +50,10 @@ def best_pairs(scored: Sequence[Scored], count: int) -> list[Scored]:
 
 
 def _neighbour(neighbours: Callable[..., Iterator], data, rng: np.random.Generator):
-    return next(iter(neighbours(data, rng, 1)))
+    """One neighbour, at a random place of the relation's list (which cycles through its patterns):
+    the first of a list would always be the same kind of move."""
+    *_, last = neighbours(data, rng, int(rng.integers(1, LISTED + 1)))
+    return last
 
 
 def search_pairs(score: Callable[[tuple[object, object], int], float | None], given: Sequence[tuple[object, object]],
