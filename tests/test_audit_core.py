@@ -160,6 +160,16 @@ def test_laplace_with_half_the_scale_is_flagged(epsilon):
     assert report.epsilon_lower_bound > 1.2 * epsilon
 
 
+def test_thinned_thresholds_still_find_the_event(monkeypatch):
+    """Past MAX_THRESHOLDS distinct training values, evenly spaced ones are ranked: the best event of
+    Laplace noise at half its scale (its true ε twice the claim) is still found and certified."""
+    from dpledger.audit import events
+    monkeypatch.setattr(events, "MAX_THRESHOLDS", 64)
+    report = audit_pairs(laplace_sum(1 / (2 * 0.5)), [SUM_PAIR], 0.5, samples=100_000, confidence=STRICT, seed=12,
+                         ideal_reals=True)
+    assert report.violation and report.epsilon_lower_bound > 0.75, str(report)
+
+
 def test_vector_gaussian_calibrated_to_one_coordinate_is_flagged():
     # 16 sensitivity-1 counts: the ℓ2 sensitivity is 4. Calibrating to 1 makes the projection on
     # the mean difference a Gaussian shifted by 4/σ(1, 1e-5) ≈ 1.07 standard deviations; the event

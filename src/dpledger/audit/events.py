@@ -32,6 +32,10 @@ from .statistics import Statistic
 RESCORED = 32
 #: a statistic with at most this many distinct integer training values also gets {s == v} events
 MAX_DISCRETE_VALUES = 256
+#: thresholds ranked per statistic: its distinct training values, or this many evenly spaced among
+#: them (an event's mass is then resolved to about 1/MAX_THRESHOLDS of the training draws; ranking
+#: the 4·10^6 distinct values of 2·10^6 draws per side cost LaplaceParallel a minute)
+MAX_THRESHOLDS = 50_000
 
 _OPERATIONS = {
     ">=": lambda values, t: values >= t,
@@ -113,6 +117,8 @@ def search_events(statistic: Statistic, first: Outputs, second: Outputs, delta: 
     ops = statistic.ops
     if "==" not in ops and thresholds.size <= MAX_DISCRETE_VALUES and np.array_equal(thresholds, np.round(thresholds)):
         ops = ops + ("==",)
+    if thresholds.size > MAX_THRESHOLDS:
+        thresholds = thresholds[np.linspace(0, thresholds.size - 1, MAX_THRESHOLDS).round().astype(int)]
     selection_level = level / max(1.0, math.log(thresholds.size) ** 2)
     counts = [_counts(side, thresholds) for side in ordered]
     found = []
