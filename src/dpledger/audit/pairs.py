@@ -24,8 +24,8 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .. import _validate
-from .bounds import (best_possible_bound, bonferroni_level, weighted_levels, clopper_pearson_lower, clopper_pearson_upper,
-                     epsilon_lower_bound, minimum_test_samples, mu_lower_bound, rho_lower_bound)
+from .bounds import (best_possible_bound, bonferroni_level, clopper_pearson_lower, clopper_pearson_upper,
+                     epsilon_lower_bound, minimum_test_samples, mu_lower_bound, rho_lower_bound, weighted_levels)
 from .events import Candidate, choose_candidates
 from .counting import Counter, Tally
 from .histogram import Histogram
@@ -190,7 +190,8 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
     chosen on the training half are tested per pair (each costs Bonferroni budget).
     ``statistics``: extra reductions searched for events next to the built-in ones, each
     ``f(outputs) -> one number per run`` with ``outputs`` of shape (runs, *output shape); they
-    must be fixed before sampling (any fixed function gives valid tests; see ``floating_point``).
+    must be fixed before sampling (any fixed function gives valid tests; see ``floating_point``)
+    and safe to call from two threads at once (each pair's training half is searched in its own).
     ``progress``: a rich progress bar over the runs (``None``: only on an interactive terminal).
     ``currencies``: also test, per pair, the event with the best training bound in each of these
     ("mu": μ-GDP), one more test each in the same Bonferroni family.
