@@ -16,6 +16,10 @@ training values (labels, categories), else indicators of v above each of its tra
 ``QUANTILES`` (so that a sum of signs, the likelihood ratio of parallel Laplace noise, is a
 linear score); plus one indicator per halt reason. Features constant on
 the training half are dropped.
+
+The columns are the output's and the differences of adjacent continuous columns that are finite
+on every training run: a cumulative release (prefix sums, running counts) has its likelihood
+ratio in the increments, which no feature of one coordinate shows.
 """
 
 from __future__ import annotations
@@ -50,9 +54,12 @@ CHUNK = 65_536
 
 @attrs.frozen(eq=False)
 class Features:
-    """The fixed feature map: per kept column its centre, scale and levels (values of a discrete
-    column, quantiles of a continuous one, NaN-padded to one width) and the halt reasons."""
+    """The fixed feature map: the output columns after which an increment column is appended
+    (``steps``), per kept column (of the output and increments) its centre, scale and levels
+    (values of a discrete column, quantiles of a continuous one, NaN-padded to one width) and the
+    halt reasons."""
 
+    steps: np.ndarray
     columns: np.ndarray
     centre: np.ndarray
     scale: np.ndarray
@@ -63,7 +70,7 @@ class Features:
     def raw(self, outputs: Outputs, keep: np.ndarray | None = None) -> np.ndarray:
         """The unstandardised features, shape (runs, all features), or only the ``keep`` ones (a
         boolean mask over all), computed alone: the same values as ``raw(outputs)[:, keep]``."""
-        values = outputs.values[:, self.columns] if outputs.values.shape[1] else np.zeros((len(outputs), 0))
+        values = _with_increments(outputs.values, self.steps)[:, self.columns]
         # one indicator per (column, level) slot that holds a level, in slot order (a NaN slot's
         # indicator is 0 on every run: the fit drops it, so it is not computed)
         equal_at, equal_to = self._slots(self.discrete, self.levels)
@@ -97,16 +104,31 @@ class Features:
         return chosen[0], levels[chosen]
 
 
+def _with_increments(values: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """The output columns, then column j+1 minus column j for every j in ``steps``."""
+    return np.concatenate([values, values[:, steps + 1] - values[:, steps]], axis=1)
+
+
+def _steps(values: np.ndarray) -> np.ndarray:
+    """The columns j such that j and j+1 are continuous (more than ``MAX_LEVELS`` distinct values)
+    and finite on every training run: their increment is one more column."""
+    smooth = np.all(np.isfinite(values), axis=0)
+    smooth[smooth] = [np.unique(column).size > MAX_LEVELS for column in values[:, smooth].T]
+    return np.flatnonzero(smooth[:-1] & smooth[1:])
+
+
 def _features(first: Outputs, second: Outputs) -> Features:
     """The feature map, read from the training outputs of both sides."""
-    both = np.concatenate([first.values, second.values])
+    steps = _steps(np.concatenate([first.values, second.values]))
+    sides = [_with_increments(side.values, steps) for side in (first, second)]
+    both = np.concatenate(sides)
     width = both.shape[1]
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-absent or infinite columns
-        finite = [np.where(np.isfinite(side.values), side.values, np.nan) for side in (first, second)]
+        finite = [np.where(np.isfinite(side), side, np.nan) for side in sides]
         spread = np.sqrt((np.nanvar(finite[0], axis=0) + np.nanvar(finite[1], axis=0)) / 2) + 1e-12
         gap = np.abs(np.nanmean(finite[0], axis=0) - np.nanmean(finite[1], axis=0)) / spread
-        shares = [np.mean(~np.isfinite(side.values), axis=0) for side in (first, second)]
+        shares = [np.mean(~np.isfinite(side), axis=0) for side in sides]
     # rank by the gap in finite values and in how often a column is ⊥/⊤/absent
     rank = np.nan_to_num(gap, nan=0.0) + 10 * np.abs(shares[0] - shares[1])
     columns = np.sort(np.argsort(-rank, kind="stable")[:MAX_COLUMNS]) if width else np.zeros(0, dtype=int)
@@ -125,7 +147,7 @@ def _features(first: Outputs, second: Outputs) -> Features:
         found = distinct if discrete[index] else np.unique(np.quantile(defined, QUANTILES)) if defined.size else []
         levels[index, :len(found)] = found
     reasons = tuple(sorted(set(first.reasons) | set(second.reasons))) if (first.halted.any() or second.halted.any()) else ()
-    return Features(columns, centre, scale, levels, discrete, reasons)
+    return Features(steps, columns, centre, scale, levels, discrete, reasons)
 
 
 def _logistic(weights: np.ndarray, X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
