@@ -25,14 +25,13 @@ ratio in the increments, which no feature of one coordinate shows.
 from __future__ import annotations
 
 import functools
-import warnings
 
 import attrs
 import numpy as np
 from scipy import optimize, special
 
 from .outputs import Outputs
-from .statistics import Statistic
+from .statistics import Statistic, nan_moments, standardised_gaps
 
 #: columns the learner sees: the most different between the sides by standardised training means
 MAX_COLUMNS = 32
@@ -127,21 +126,16 @@ def _features(first: Outputs, second: Outputs) -> Features:
     sides = [_columns(side.values, steps) for side in (first, second)]
     both = np.concatenate(sides)
     width = both.shape[1]
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-absent or infinite columns
-        finite = [np.where(np.isfinite(side), side, np.nan) for side in sides]
-        spread = np.sqrt((np.nanvar(finite[0], axis=0) + np.nanvar(finite[1], axis=0)) / 2) + 1e-12
-        gap = np.abs(np.nanmean(finite[0], axis=0) - np.nanmean(finite[1], axis=0)) / spread
-        shares = [np.mean(~np.isfinite(side), axis=0) for side in sides]
+    finite = [np.where(np.isfinite(side), side, np.nan) for side in sides]
+    gap = standardised_gaps(*finite)
+    shares = [np.mean(~np.isfinite(side), axis=0) for side in sides]
     # rank by the gap in finite values and in how often a column is ⊥/⊤/absent
     rank = np.nan_to_num(gap, nan=0.0) + 10 * np.abs(shares[0] - shares[1])
     columns = np.sort(np.argsort(-rank, kind="stable")[:MAX_COLUMNS]) if width else np.zeros(0, dtype=int)
     kept = both[:, columns]
     values = np.where(np.isfinite(kept), kept, np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        centre = np.nan_to_num(np.nanmean(values, axis=0))
-        scale = np.nan_to_num(np.nanstd(values, axis=0)) + 1e-12
+    centre, variance = nan_moments(values)
+    centre, scale = np.nan_to_num(centre), np.nan_to_num(np.sqrt(variance)) + 1e-12
     levels = np.full((len(columns), max(MAX_LEVELS, len(QUANTILES))), np.nan)
     discrete = np.zeros(len(columns), dtype=bool)
     for index, column in enumerate(values.T):

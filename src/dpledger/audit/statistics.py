@@ -25,7 +25,6 @@ contain them; the halting statistics cover those runs.
 from __future__ import annotations
 
 import abc
-import warnings
 
 from typing import Callable, ClassVar
 
@@ -258,13 +257,26 @@ def field_outputs(outputs: Outputs, field: str) -> Outputs:
     return Outputs(values, np.where(present, "", "absent"), (values.shape[1],))
 
 
-def _standardised_mean_difference(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    finite = np.isfinite(first).all() and np.isfinite(second).all()
-    var, mean = (np.var, np.mean) if finite else (np.nanvar, np.nanmean)  # the nan-versions copy: slow
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (padding) are ranked last
-        spread = np.sqrt((var(first, axis=0) + var(second, axis=0)) / 2) + 1e-12
-        return np.nan_to_num(np.abs(mean(first, axis=0) - mean(second, axis=0)) / spread, nan=-1.0)
+def nan_moments(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per column, the mean and variance of the values that are not NaN (NaN for a column with
+    none), as ``np.nanmean``/``np.nanvar`` but silent: the fits run one thread per pair, and the
+    process's warning filters cannot be changed safely from a thread (``warnings.catch_warnings``)."""
+    defined = ~np.isnan(values)
+    count = defined.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(defined, values, 0.0).sum(axis=0) / count
+        return mean, np.square(np.where(defined, values - mean, 0.0)).sum(axis=0) / count
+
+
+def standardised_gaps(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Per column, |mean difference| / pooled standard deviation of the two sides' values, NaN
+    values left out (NaN where a side has none); silent."""
+    if np.isfinite(first).all() and np.isfinite(second).all():  # the nan-free path: no copies
+        (mean_a, var_a), (mean_b, var_b) = [(side.mean(axis=0), side.var(axis=0)) for side in (first, second)]
+    else:
+        (mean_a, var_a), (mean_b, var_b) = nan_moments(first), nan_moments(second)
+    with np.errstate(invalid="ignore"):
+        return np.abs(mean_a - mean_b) / (np.sqrt((var_a + var_b) / 2) + 1e-12)
 
 
 def _column_modes(values: np.ndarray) -> np.ndarray:
@@ -282,7 +294,7 @@ def _vector_statistics(first: np.ndarray, second: np.ndarray, shape: tuple[int, 
     if len(first) == 0 or len(second) == 0:
         order = np.arange(width)
     else:
-        order = np.argsort(-_standardised_mean_difference(first, second), kind="stable")
+        order = np.argsort(-np.nan_to_num(standardised_gaps(first, second), nan=-1.0), kind="stable")  # all-NaN last
     found: list[Statistic] = [Coordinate(int(i), shape) for i in np.sort(order[:MAX_COORDINATES])]
     if len(first) and len(second) and np.isfinite(first).all() and np.isfinite(second).all():
         difference = first.mean(axis=0) - second.mean(axis=0)
