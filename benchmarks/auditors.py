@@ -19,9 +19,10 @@ numpy float64 implementations are not ε-DP (Mironov, CCS 2012), which DP-Sniper
 consider, so a flag there is the auditor being right about the code, not a wrong verdict.
 
 Where DP-Sniper's bound is already close to the mechanism's true ε, no auditor can match it with
-10× fewer samples: the Clopper–Pearson widths alone forbid it. The "limit" column shows, for the
-mechanisms whose outcome probabilities ``exact_limits`` computes, what the best event certifies
-when counted exactly on all SAMPLES draws per side in a single test, more than any audit can do.
+10× fewer samples: the confidence interval's width alone forbids it. The "limit" column shows, for
+the mechanisms whose outcome probabilities ``exact_limits`` computes, what the best event
+certifies when counted exactly on all SAMPLES draws per side in a single ratio test at the whole
+level α, more than any audit can do.
 
 Writes benchmarks/results/auditors.{json,md}. Run: python benchmarks/auditors.py [--quick]
 """
@@ -83,7 +84,7 @@ def table(rows: list[dict], samples: int) -> str:
     if capped:
         lines += [f"Out of reach at {samples:.0e} draws per side: {', '.join(capped)}. Computed from the exact outcome "
                   f"probabilities (`exact_limits`), even the best event counted at its expected frequency on all "
-                  f"{samples:.0e} draws, in a single test at level {(1 - CONFIDENCE) / 2:g}, certifies less than "
+                  f"{samples:.0e} draws, in a single ratio test at level {1 - CONFIDENCE:g}, certifies less than "
                   "DP-Sniper's bound (\"limit\"); no event-counting audit with this many samples reaches it."
                   + (f" On {', '.join(above)}, DP-Sniper's published bound even exceeds the mechanism's true ε on "
                      "these pairs (\"true ε\", the largest ln(p/q) of any event): it is out of reach at any sample "

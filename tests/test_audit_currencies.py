@@ -3,6 +3,7 @@ as the ε bound (audit/bounds.py), and reported whenever the target's plan claim
 
 from __future__ import annotations
 
+import attrs
 import numpy as np
 import pytest
 from scipy import stats
@@ -51,7 +52,29 @@ def test_a_gaussian_with_half_its_noise_is_caught_in_mu():
                         domain=dp.Records(n=1))
     report = audit(careless, samples=400_000, confidence=0.99, seed=3, pairs=[(np.zeros(1), np.ones(1))])
     assert "μ" in report.violations and report.violation and report.mu_lower_bound > report.claims["mu"]
-    assert "VIOLATED" in str(report)
+    assert "VIOLATED, from pair 0's trade-off test E = {" in str(report)
+
+
+def test_a_violation_in_mu_alone_is_shown_as_such_on_the_page_and_the_command_line():
+    """μ 30% above its claim: the μ route (trade-off tests, ~0.96 μ) catches it, the ε route (~0.7 of
+    the true ε at δ = 1e-6) does not, and no view may read as a verdict on ε alone."""
+    from rich.console import Console
+
+    from dpledger.audit.command import _print
+
+    careless = dp.Graph(dp.release("sum", TextbookGaussian.from_sigma(4.0),
+                                   lambda x: 1.3 * float(np.clip(x, 0, 1).sum())), relation=dp.ReplaceOne(),
+                        domain=dp.Records(n=1))
+    report = audit(careless, samples=400_000, confidence=0.99, seed=3, pairs=[(np.zeros(1), np.ones(1))],
+                   ideal_reals=True)
+    assert report.violations == ("μ",), str(report)
+    assert str(report).startswith("Privacy audit of graph 'sum' of a claimed (ε=1.061, δ=1e-06) at confidence 0.99: "
+                                  "VIOLATION in its own currency (μ: below); in ε, no violation: ε ≥ ")
+    assert "μ-GDP with μ = 0.25: certified μ &gt;= " in report.html(with_figure=False)
+    console = Console(record=True, width=400)
+    _print(attrs.evolve(report, target="careless"), console)
+    printed = console.export_text()
+    assert "VIOLATION in its own currency (μ)" in printed and "(VIOLATED, from pair 0's trade-off test" in printed
 
 
 def test_assert_private_takes_statistics_as_audit_does():

@@ -1,6 +1,7 @@
 """Empirical privacy auditing (docs/design.md, "Auditing a whole release"): sample a mechanism on
 neighbouring pairs, choose distinguishing events on a training half, certify an ε lower bound on
-a test half with Clopper–Pearson bounds and a Bonferroni correction over every test.
+a test half (a ratio test on Poisson-sized test halves; trade-off tests for μ and ρ claims) and a
+Bonferroni correction over every test.
 
 ``audit`` audits an estimator, graph, mechanism or function, searching for revealing pairs;
 ``audit_pairs`` audits given pairs; ``floating_point`` holds statistics on the low-order bits

@@ -5,7 +5,7 @@ What is searched on which data, and why the verdict stays valid:
 1. Draws from the *search streams* only (an entropy derived from the audit's seed and never used
    by the final audit): each candidate pair gets ``search_samples`` outputs per side; events
    are chosen on one half of them and counted on the other, and the pair's score is that
-   held-out ε estimate (at level 0.25, uncorrected: it only ranks pairs). Candidates are the
+   held-out ε estimate (at error budget 0.5, uncorrected: it only ranks pairs). Candidates are the
    target's default pairs (its example input and some neighbours, or a mechanism's known hard
    answers), then a hill climb through neighbouring inputs from the best pairs so far
    (``search``). Nothing learned here is a test, so it needs no correction, however many
@@ -30,7 +30,7 @@ import attrs
 import numpy as np
 
 from .. import _validate
-from .bounds import bonferroni_level, epsilon_lower_bound, minimum_test_samples
+from .bounds import bonferroni_level, minimum_test_samples
 from .pairs import CURRENCIES, EVENTS_PER_PAIR, audit_pairs, check_samples, checked_pairs, checked_samples
 from .progress import tracking
 from .report import AuditReport, SearchSummary
@@ -104,7 +104,7 @@ def search_sample_size(search_samples, samples: int, examples: int, epsilon: flo
 
 def search_score(run: Callable[..., AuditReport], pair, samples: int, delta: float, seed: int) -> float | None:
     """The held-out search estimate of ε on ``pair`` (None when the mechanism failed): events chosen
-    on half of ``samples`` draws per side, counted on the other half, at level 0.25 uncorrected. A
+    on half of ``samples`` draws per side, counted on the other half, at error budget 0.5 uncorrected. A
     ranking, not a test."""
     return scored(run([pair], samples=samples, confidence=SEARCH_CONFIDENCE, seed=seed, events_per_pair=1), delta)
 
@@ -113,8 +113,7 @@ def scored(report: AuditReport, delta: float) -> float | None:
     """The search score of a one-pair search report (None when the mechanism failed)."""
     if not report.ok:
         return None
-    return max((float(epsilon_lower_bound(t.p_lower, t.p_upper, delta)) for t in report.pairs[0].tests),
-               default=-np.inf)
+    return max((t.signed_bound(delta) for t in report.pairs[0].tests), default=-np.inf)
 
 
 def _search(resolved: Target, run: Callable[..., AuditReport], delta: float, examples: int, samples: int,

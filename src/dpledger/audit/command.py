@@ -24,9 +24,13 @@ def _print(report, console) -> None:
     epsilon, delta = report.claimed
     colour = "red" if report.violation else "green"
     verdict = "VIOLATION" if report.violation else "no violation"
+    if report.violation and "ε" not in report.violations:
+        verdict += f" in its own currency ({', '.join(report.violations)})"
     words = verdict_words(report.epsilon_lower_bound, epsilon).split(": ", 1)[1]
     console.print(f"[bold]{escape(report.target)}[/]: claimed (ε={epsilon:.4g}, δ={delta:.3g}) — "
                   f"[bold {colour}]{verdict}[/]: {escape(words)} at confidence {report.confidence:g}")
+    for line in report.currency_lines():
+        console.print(escape(line))
     console.print(f"{report.samples} samples per side, {report.tests} test(s), {report.seconds:.1f} s, "
                   f"seed {report.seed} (pass --seed to reproduce)")
     if report.search is not None:

@@ -77,6 +77,13 @@ class Counter:
         bins = tuple(histogram_edges(e.statistic(train[0]), e.statistic(train[1]), e.op, e.threshold) for e in events)
         return cls(Layout.of(*train), tuple(events), bins)
 
+    @property
+    def empty(self) -> Tally:
+        """The tally of no runs (a side may draw none: its test size is a Poisson variable)."""
+        return Tally(np.zeros(len(self.events), dtype=np.int64), tuple(np.zeros(len(e) - 1, dtype=np.int64)
+                                                                        for e in self.edges),
+                     np.zeros(len(self.events), dtype=np.int64), 0)
+
     def __call__(self, outputs: Outputs) -> Tally:
         outputs = self.layout(outputs)
         counts, bins, undefined = [], [], []

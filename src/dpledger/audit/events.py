@@ -25,7 +25,8 @@ import attrs
 import numpy as np
 from scipy import stats
 
-from .bounds import clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound, mu_lower_bound, wilson_bounds
+from .bounds import (clopper_pearson_lower, clopper_pearson_upper, mu_lower_bound, ratio_epsilon, ratio_test,
+                     rho_lower_bound, wilson_bounds)
 from .outputs import Outputs
 from .statistics import Statistic
 
@@ -80,19 +81,39 @@ def _counts(sorted_values: np.ndarray, thresholds: np.ndarray) -> dict[str, np.n
     return {">=": len(sorted_values) - below, "<=": up_to, "==": up_to - below}
 
 
+def _approximate(currency: str, first: np.ndarray, n_first: int, second: np.ndarray, n_second: int,
+                 delta: float, level: float) -> np.ndarray:
+    """The training bound of every threshold in ``currency`` with Wilson bounds in place of
+    Clopper–Pearson (a ranking only; a ρ test is ranked by its μ bound, which orders trade-offs alike)."""
+    if currency == "epsilon":
+        ratio_level = level if delta == 0 else level / 2
+        total = first + second
+        share = np.where(total > 0, wilson_bounds(first, np.maximum(total, 1), float(stats.norm.isf(ratio_level)))[0], 0.0)
+        with np.errstate(divide="ignore"):
+            ratio = share / (1.0 - share) * (n_second / n_first)
+        p_lower = wilson_bounds(first, n_first, float(stats.norm.isf(level / 2)))[0] if delta > 0 else None
+        return ratio_epsilon(ratio, p_lower, delta)
+    z = float(stats.norm.isf(level / 2))
+    return mu_lower_bound(wilson_bounds(first, n_first, z)[0], wilson_bounds(second, n_second, z)[1])
+
+
+def training_bound(currency: str, first, n_first: int, second, n_second: int, delta: float, level: float):
+    """What a test of budget ``level`` would certify in ``currency`` if the test half gave these
+    counts: the ratio test for "epsilon", the trade-off test (two bounds) for "mu" and "rho"."""
+    if currency == "epsilon":
+        return ratio_test(first, second, n_first, level, delta, scale=n_second / n_first)[0]
+    p_lower = clopper_pearson_lower(first, n_first, level / 2)
+    p_upper = clopper_pearson_upper(second, n_second, level / 2)
+    return mu_lower_bound(p_lower, p_upper) if currency == "mu" else rho_lower_bound(p_lower, p_upper)
+
+
 def _best_threshold(first: np.ndarray, n_first: int, second: np.ndarray, n_second: int,
                     delta: float, level: float, currency: str = "epsilon") -> tuple[int, float]:
-    """Index of the threshold with the largest training bound for counts ``first`` over ``second``,
-    in ``currency``: "epsilon" (the (ε, δ) bound) or "mu" (the μ-GDP bound, ``bounds.mu_lower_bound``)."""
-    def bound(p_lower, p_upper):
-        return epsilon_lower_bound(p_lower, p_upper, delta) if currency == "epsilon" else mu_lower_bound(p_lower, p_upper)
-
-    z = float(stats.norm.isf(level))
-    lower, _ = wilson_bounds(first, n_first, z)
-    _, upper = wilson_bounds(second, n_second, z)
-    approximate = bound(lower, upper)
+    """Index of the threshold with the largest training bound for counts ``first`` over ``second``
+    in ``currency`` (``training_bound``): ranked approximately, the best ``RESCORED`` exactly."""
+    approximate = _approximate(currency, first, n_first, second, n_second, delta, level)
     top = np.argpartition(-approximate, RESCORED)[:RESCORED] if len(approximate) > RESCORED else np.arange(len(approximate))
-    exact = bound(clopper_pearson_lower(first[top], n_first, level), clopper_pearson_upper(second[top], n_second, level))
+    exact = training_bound(currency, first[top], n_first, second[top], n_second, delta, level)
     best = int(np.argmax(exact))
     return int(top[best]), float(exact[best])
 
@@ -101,7 +122,7 @@ def search_events(statistic: Statistic, first: Outputs, second: Outputs, delta: 
                   currencies: tuple[str, ...] = ("epsilon",)) -> list[Candidate]:
     """The best event of every (operator, direction, currency) for ``statistic`` on training outputs.
 
-    ``level`` is the planned level of each one-sided test bound; events whose training bound is
+    ``level`` is the planned error budget of each test; events whose training bound is
     not positive are dropped (they would only spend Bonferroni budget). A statistic fitted on the
     first ``fitted_rows`` training runs of each side (a learned score) is ranked on the others.
     """

@@ -6,7 +6,7 @@ half only, a logistic regression telling M(D) from M(D') on features of every co
 label and the halt reason; its log-odds ``LearnedScore`` is then one more statistic whose
 thresholds the event search ranks beside the others. Fitted weights, feature scaling and the
 threshold are frozen before any test draw, so an event on the score is a fixed event and the
-Clopper–Pearson/Bonferroni guarantee of ``audit_pairs`` holds unchanged (docs/design.md,
+ratio-test/Bonferroni guarantee of ``audit_pairs`` holds unchanged (docs/design.md,
 "Learned events").
 
 Features of a column with values v (NaN where the run did not release it): indicators of

@@ -5,11 +5,13 @@ training half (at most ``MAX_TRAINING``, kept in memory) and a test half (the re
 independent streams. On the training half, reduce outputs to scalar statistics (a learned score
 among them: ``learned``) and pick the ``events_per_pair`` events (with their direction) whose
 training counts give the largest ε lower bound. The events are then frozen, and only then are the
-test streams drawn and counted (``sampling.count_test``). On the test half, each chosen (pair, direction, event) is one of
-m tests: Clopper–Pearson bounds p̲ on P[M(first) ∈ E] and p̄ on P[M(second) ∈ E], each one-sided
-at level w·α/2 with α = 1 − confidence, and ε_LB = ln((p̲ − δ)/p̄). The weights w sum to one and are
+test streams drawn and counted (``sampling.count_test``), each side's test draws numbering
+Poisson(test half). On the test half, each chosen (pair, direction, event) is one of m tests with
+error budget w·α (α = 1 − confidence): the ratio test (``bounds.ratio_test``: one Clopper–Pearson
+bound on p/q from the two Poisson counts, and with δ > 0 one on p) for the ε route, the trade-off
+test (p from below, q from above) for μ-GDP and ρ-zCDP claims. The weights w sum to one and are
 fixed on the training half (``bounds.weighted_levels``: half to the test each route rates best), so
-by Bonferroni all 2m bounds hold together with probability >= confidence, and if the mechanism is
+by Bonferroni all the bounds hold together with probability >= confidence, and if the mechanism is
 (ε, δ)-DP for these pairs the audit reports a violation (max ε_LB > ε) with probability at most α,
 however many pairs it tries.
 """
@@ -25,7 +27,8 @@ import numpy as np
 
 from .. import _validate
 from .bounds import (best_possible_bound, bonferroni_level, clopper_pearson_lower, clopper_pearson_upper,
-                     epsilon_lower_bound, minimum_test_samples, mu_lower_bound, rho_lower_bound, weighted_levels)
+                     epsilon_lower_bound, minimum_test_samples, mu_lower_bound, ratio_test, rho_lower_bound,
+                     weighted_levels)
 from .events import Candidate, choose_candidates
 from .counting import Counter, Tally
 from .histogram import Histogram
@@ -33,7 +36,7 @@ from .learned import fit_learned
 from .outputs import Outputs
 from .progress import tracking
 from .report import AuditReport, EventTest, PairReport
-from .sampling import count_test, draw_training
+from .sampling import count_test, draw_training, poisson_sizes
 from .statistics import Custom, Statistic, fit_statistics
 
 #: a sanity bound on the outputs per side of a pair (the test half is streamed: memory does not grow with it)
@@ -45,8 +48,8 @@ MAX_TRAINING = 2_000_000
 #: tests per pair: the best training event and the runner-up (typically the mirror-image event in
 #: the other direction), a fallback against an event the training half over-rated
 EVENTS_PER_PAIR = 2
-#: Currencies whose own best event ``audit_pairs`` can add to each pair's tests.
-CURRENCIES = ("mu",)
+#: Currencies whose own best event ``audit_pairs`` can add to each pair's tests (a trade-off test each).
+CURRENCIES = ("mu", "rho")
 
 
 def checked_pairs(pairs: Iterable, relation: object | None) -> list[tuple[object, object]]:
@@ -142,23 +145,29 @@ def _leading(chosen: list[list[Candidate] | str]) -> set[tuple[int, int]]:
 
 def _evaluate(candidate: Candidate, index: int, counter: Counter, tallies: tuple[Tally, Tally], delta: float,
               level: float, leading: bool) -> EventTest:
-    """Turn the test-half counts of the pair's ``index``-th event into its lower bounds."""
+    """Turn the test-half counts of the pair's ``index``-th event into its lower bounds: the ratio
+    test for the ε route, the trade-off test for the μ and ρ routes, within the error budget ``level``."""
     event = candidate.event
     counts = (int(tallies[0].counts[index]), int(tallies[1].counts[index]))
     sizes = (tallies[0].runs, tallies[1].runs)
     first, second = (1, 0) if candidate.reverse else (0, 1)
-    p_lower = float(clopper_pearson_lower(counts[first], sizes[first], level))
-    p_upper = float(clopper_pearson_upper(counts[second], sizes[second], level))
     histogram = Histogram(tuple(float(e) for e in counter.edges[index]),
                           tuple(tuple(int(c) for c in tally.bins[index]) for tally in tallies),
                           tuple(int(tally.undefined[index]) for tally in tallies))
-    return EventTest(
-        event=str(event), statistic=event.statistic.name, op=event.op, threshold=event.threshold,
-        direction="D'→D" if candidate.reverse else "D→D'", counts=counts, sizes=sizes,
-        p_lower=p_lower, p_upper=p_upper, level=level, leading=leading,
-        epsilon_lower_bound=max(0.0, float(epsilon_lower_bound(p_lower, p_upper, delta))),
-        training_bound=candidate.training_bound, histogram=histogram,
-        mu_lower_bound=float(mu_lower_bound(p_lower, p_upper)), rho_lower_bound=rho_lower_bound(p_lower, p_upper))
+    common = dict(event=str(event), statistic=event.statistic.name, op=event.op, threshold=event.threshold,
+                  direction="D'→D" if candidate.reverse else "D→D'", counts=counts, sizes=sizes, level=level,
+                  leading=leading, training_bound=candidate.training_bound, histogram=histogram)
+    if candidate.currency == "epsilon":
+        # both sides' test draws number Poisson(the test half), as the ratio test needs (sampling.count_test)
+        bound, ratio, p_lower = ratio_test(counts[first], counts[second], sizes[first], level, delta)
+        return EventTest(**common, route="ratio", epsilon_lower_bound=max(0.0, float(bound)), ratio_lower=float(ratio),
+                         p_lower=None if delta == 0 else float(p_lower))
+    p_lower = float(clopper_pearson_lower(counts[first], sizes[first], level / 2))
+    p_upper = float(clopper_pearson_upper(counts[second], sizes[second], level / 2))
+    return EventTest(**common, route="trade-off", p_lower=p_lower, p_upper=p_upper,
+                     epsilon_lower_bound=max(0.0, float(epsilon_lower_bound(p_lower, p_upper, delta))),
+                     mu_lower_bound=float(mu_lower_bound(p_lower, p_upper)),
+                     rho_lower_bound=float(rho_lower_bound(p_lower, p_upper)))
 
 
 def _pair_report(index: int, candidates: list[Candidate] | str, counter: Counter | None,
@@ -245,7 +254,11 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
         # the events are frozen here; the test streams are created only now
         counters = [Counter.fixed([c.event for c in candidates], result) if not isinstance(candidates, str) and candidates
                     else None for candidates, result in zip(chosen, trained)]
-        tallies = count_test(fn, pairs, root.entropy, half_sizes[1], counters, executor, tracker.advance)
+        # each side's test draws number Poisson(the test half), from streams of their own (the ratio test)
+        sizes = [poisson_sizes(root.entropy, index, half_sizes[1]) for index in range(len(pairs))]
+        tracker.expect(sum(sum(size) - 2 * half_sizes[1] for size, counter in zip(sizes, counters) if counter)
+                       - 2 * half_sizes[1] * sum(counter is None for counter in counters))
+        tallies = count_test(fn, pairs, root.entropy, sizes, counters, executor, tracker.advance)
     reports = tuple(_pair_report(index, *found, delta, levels, leading)
                     for index, found in enumerate(zip(chosen, counters, tallies)))
     return AuditReport(claimed=(epsilon, delta), confidence=confidence, pairs=reports, samples=samples,

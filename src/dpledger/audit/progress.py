@@ -21,6 +21,7 @@ class Tracker:
     def __init__(self, total: int, description: str, show: bool):
         self._lock = threading.Lock()
         self.completed = 0
+        self.total = total
         self._bar = None
         if show:
             self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -33,6 +34,13 @@ class Tracker:
             self.completed += runs
             if self._bar is not None:
                 self._bar.advance(self._task, runs)
+
+    def expect(self, runs: int) -> None:
+        """Change the bar's total by ``runs`` (the test half's Poisson sizes are known only once drawn)."""
+        with self._lock:
+            self.total += runs
+            if self._bar is not None:
+                self._bar.update(self._task, total=self.total)
 
     def describe(self, description: str) -> None:
         if self._bar is not None:

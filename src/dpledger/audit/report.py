@@ -8,23 +8,31 @@ import math
 import attrs
 import numpy as np
 
+from .bounds import epsilon_lower_bound, ratio_epsilon
 from .histogram import SIDE_NAMES, Histogram
+
+
+#: what a test bounds: "ratio" (the ε route: p/q, and p when δ > 0) or "trade-off" (the μ and ρ
+#: routes: p from below and q from above, read as μ-GDP, ρ-zCDP and (ε, δ) bounds)
+ROUTES = ("ratio", "trade-off")
 
 
 @attrs.frozen
 class EventTest:
     """One (pair, direction, event) evaluated on the test half.
 
-    ``direction`` "D→D'" bounds ln((P[M(D) ∈ E] − δ)/P[M(D') ∈ E]); "D'→D" the reverse.
-    ``counts``/``sizes`` are in pair order (M(D), M(D')). ``p_lower`` bounds the numerator's
-    probability from below, ``p_upper`` the denominator's from above. ``epsilon_lower_bound`` is
-    max(0, ln((p̲ − δ)/p̄)): a bound below 0 says nothing, since ε >= 0 always.
-    ``training_bound`` is what the training half promised when the event was chosen.
-    ``histogram`` summarises the statistic's test-half values on both sides (for the figure).
-    ``mu_lower_bound`` and ``rho_lower_bound`` read the same two bounds as a μ-GDP and a ρ-zCDP
-    claim would (``bounds``): they hold whenever the ε bound does, in the same Bonferroni family.
-    ``level`` is the one-sided level of both bounds; ``leading`` says the test led its route (the
-    best training event, given the larger share of the budget: ``bounds.weighted_levels``).
+    ``direction`` "D→D'" bounds P[M(D) ∈ E] against P[M(D') ∈ E]; "D'→D" the reverse; p is the
+    first side's probability and q the second's. ``counts``/``sizes`` are in pair order (M(D),
+    M(D')); each side's test draws number Poisson(``AuditReport.test_samples``).
+    ``route`` "ratio" (``bounds.ratio_test``): ``ratio_lower`` bounds p/q from below and, when δ > 0,
+    ``p_lower`` bounds p; ``epsilon_lower_bound`` is max(0, ln r̲ + ln(1 − δ/p̲)). ``route``
+    "trade-off": ``p_lower`` bounds p from below and ``p_upper`` q from above, and
+    ``epsilon_lower_bound`` is max(0, ln((p̲ − δ)/p̄)), ``mu_lower_bound`` and ``rho_lower_bound``
+    what a μ-GDP and a ρ-zCDP claim must at least have (``bounds``). A bound below 0 says nothing.
+    ``level`` is the test's error budget (the chance that one of its bounds fails), ``leading``
+    says the test led its route (``bounds.weighted_levels``); ``training_bound`` is what the
+    training half promised when the event was chosen, ``histogram`` the statistic's test-half
+    values on both sides (for the figure).
     """
 
     event: str
@@ -34,22 +42,37 @@ class EventTest:
     direction: str
     counts: tuple[int, int]
     sizes: tuple[int, int]
-    p_lower: float
-    p_upper: float
     epsilon_lower_bound: float
     training_bound: float
     level: float
     leading: bool = False
+    route: str = "ratio"
+    ratio_lower: float | None = None
+    p_lower: float | None = None
+    p_upper: float | None = None
     histogram: Histogram | None = None
     mu_lower_bound: float = 0.0
     rho_lower_bound: float = 0.0
 
-    def __str__(self) -> str:
+    def signed_bound(self, delta: float) -> float:
+        """The ε bound before it is floored at 0 (−inf when the event says nothing): ranks pairs."""
+        if self.route == "ratio":
+            return float(ratio_epsilon(self.ratio_lower, self.p_lower, delta))
+        return float(epsilon_lower_bound(self.p_lower, self.p_upper, delta))
+
+    @property
+    def evidence(self) -> str:
+        """What the test half showed, in words."""
         first, second = SIDE_NAMES[self.direction]
         order = (0, 1) if self.direction == "D→D'" else (1, 0)
         (k1, k2), (n1, n2) = ([self.counts[i] for i in order], [self.sizes[i] for i in order])
-        return (f"ε >= {self.epsilon_lower_bound:.4g} from E = {{{self.event}}}: "
-                f"P[{first} ∈ E] >= {self.p_lower:.4g} ({k1}/{n1}), P[{second} ∈ E] <= {self.p_upper:.4g} ({k2}/{n2})")
+        if self.route == "ratio":
+            also = "" if self.p_lower is None or math.isnan(self.p_lower) else f", P[{first} ∈ E] >= {self.p_lower:.4g}"
+            return (f"P[{first} ∈ E]/P[{second} ∈ E] >= {self.ratio_lower:.4g} ({k1}/{n1} vs {k2}/{n2} in E){also}")
+        return f"P[{first} ∈ E] >= {self.p_lower:.4g} ({k1}/{n1}), P[{second} ∈ E] <= {self.p_upper:.4g} ({k2}/{n2})"
+
+    def __str__(self) -> str:
+        return f"ε >= {self.epsilon_lower_bound:.4g} from E = {{{self.event}}}: {self.evidence}"
 
 
 @attrs.frozen
@@ -169,10 +192,11 @@ class AuditReport:
     """Outcome of ``audit_pairs``.
 
     ``claimed`` is (ε, δ); ``samples`` the outputs drawn per side of each pair (``test_samples`` of
-    them on the test half); ``tests`` the number m of (pair, direction, event) tests on the test
-    half; ``levels`` = (leading, other): the level of each one-sided Clopper–Pearson bound of the
-    leading tests (each route's best training event) and of the others, weighted so that all bounds
-    hold together with probability >= ``confidence`` (``bounds.weighted_levels``). ``seed`` is the entropy of the
+    them on the test half: each side's test draws number Poisson(``test_samples``), for the ratio
+    test); ``tests`` the number m of (pair, direction, event) tests on the test half; ``levels`` =
+    (leading, other): the error budget of each leading test (each route's best training event) and
+    of each other test, weighted so that all tests hold together with probability >= ``confidence``
+    (``bounds.weighted_levels``). ``seed`` is the entropy of the
     root ``SeedSequence``: passing it back as ``seed`` reproduces the audit. ``target`` names what
     was audited and ``search`` how its pairs were found; ``inputs`` shows each audited pair as (what
 differs, preview of D, preview of D′), short strings (all three set by ``audit``).
@@ -212,7 +236,28 @@ differs, preview of D, preview of D′), short strings (all three set by ``audit
     def _route(self, currency: str) -> float | None:
         if currency not in self.claims:
             return None
-        return max((getattr(test, f"{currency}_lower_bound") for pair in self.pairs for test in pair.tests), default=0.0)
+        found = self._route_test(currency)
+        return 0.0 if found is None else getattr(found[1], f"{currency}_lower_bound")
+
+    def _route_test(self, currency: str) -> tuple[int, EventTest] | None:
+        """(pair index, test) that gives the largest bound in ``currency``, or None when none does."""
+        tests = [(pair.index, test) for pair in self.pairs for test in pair.tests
+                 if getattr(test, f"{currency}_lower_bound") > 0]
+        return max(tests, key=lambda found: getattr(found[1], f"{currency}_lower_bound"), default=None)
+
+    def currency_lines(self) -> list[str]:
+        """One line per claim in another currency (μ-GDP, ρ-zCDP): the certified bound, the verdict and
+        the test that gave it."""
+        lines = []
+        for currency, symbol, name in (("mu", "μ", "μ-GDP"), ("rho", "ρ", "ρ-zCDP")):
+            if currency in self.claims:
+                bound, claim, found = self._route(currency), self.claims[currency], self._route_test(currency)
+                source = ("" if found is None else
+                          f", from pair {found[0]}'s {found[1].route} test E = {{{found[1].event}}} ({found[1].direction})")
+                lines.append(f"in its own currency, {name} with {symbol} = {claim:.4g}: certified {symbol} >= "
+                             f"{rounded(bound, 'down', 3)} ({'VIOLATED' if bound > claim else 'consistent'}{source}; "
+                             "the same family of tests, the same confidence)")
+        return lines
 
     @property
     def violations(self) -> tuple[str, ...]:
@@ -225,7 +270,7 @@ differs, preview of D, preview of D′), short strings (all three set by ``audit
     @property
     def violation(self) -> bool:
         """True when a certified bound (ε, or μ or ρ for a target that claims it) exceeds its claim: the
-        claim is false at ``confidence``. Every route reads the same tests, whose bounds hold jointly."""
+        claim is false at ``confidence``. Every route's tests are one family, whose bounds hold jointly."""
         return bool(self.violations)
 
     @property
@@ -239,11 +284,12 @@ differs, preview of D, preview of D′), short strings (all three set by ``audit
 
     @property
     def bonferroni(self) -> str:
-        """The levels of the tests' bounds, in words."""
+        """The tests' error budgets, in words."""
         lead, other = self.levels
         if lead == other:
-            return f"each bound at level {lead:.3g} (Bonferroni)"
-        return f"bounds at level {lead:.3g} for each route's best training event, {other:.3g} for the others (weighted Bonferroni)"
+            return f"each test at error budget {lead:.3g} (Bonferroni)"
+        return (f"error budget {lead:.3g} for each route's best training event, {other:.3g} for the others "
+                "(weighted Bonferroni)")
 
     @property
     def errors(self) -> tuple[AuditError, ...]:
@@ -296,19 +342,14 @@ differs, preview of D, preview of D′), short strings (all three set by ``audit
         subject = f" of {self.target}" if self.target else ""
         lines = [
             f"Privacy audit{subject} of a claimed (ε={epsilon:.4g}, δ={delta:.3g}) at confidence {self.confidence:.6g}: "
-            f"{verdict(self.epsilon_lower_bound, epsilon)}"
-            + ("" if "ε" in self.violations or not self.violations else
-               f"; VIOLATION in its own currency ({', '.join(self.violations)}: below)"),
+            + (verdict(self.epsilon_lower_bound, epsilon) if "ε" in self.violations or not self.violations else
+               f"VIOLATION in its own currency ({', '.join(self.violations)}: below); in ε, "
+               + verdict(self.epsilon_lower_bound, epsilon)),
             f"  {len(self.pairs)} pair(s), {self.samples} samples per side ({self.samples - self.test_samples} to choose "
-            f"events, {self.test_samples} to test), {self.tests} test(s), {self.bonferroni}, "
+            f"events, Poisson({self.test_samples}) to test), {self.tests} test(s), {self.bonferroni}, "
             f"{self.seconds:.2f} s, seed {self.seed}",
         ]
-        for currency, symbol, name in (("mu", "μ", "μ-GDP"), ("rho", "ρ", "ρ-zCDP")):
-            if currency in self.claims:
-                bound, claim = self._route(currency), self.claims[currency]
-                lines.append(f"  in its own currency, {name} with {symbol} = {claim:.4g}: certified {symbol} >= "
-                             f"{rounded(bound, 'down', 3)} ({'VIOLATED' if bound > claim else 'consistent'}; "
-                             "the same tests, the same confidence)")
+        lines += [f"  {line}" for line in self.currency_lines()]
         if self.ideal_reals:
             lines.append("  audited as a mechanism on the reals (ideal_reals=True): float rounding was not tested")
         if self.search is not None:

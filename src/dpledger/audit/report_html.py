@@ -60,5 +60,6 @@ def _figure(report) -> str:
 def html(report, with_figure: bool = True) -> str:
     """The report as an HTML fragment; ``with_figure`` False leaves the figure out (a page that
     shows it already)."""
-    summary = "".join(f"<p>{escape(line.strip())}</p>\n" for line in str(report).split("\n")[:2])
+    summary = "".join(f"<p>{escape(line.strip())}</p>\n"
+                      for line in str(report).split("\n")[:2] + report.currency_lines())
     return summary + _pairs(report) + (_figure(report) if with_figure else "") + html_table(report.table())

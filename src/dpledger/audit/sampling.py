@@ -9,7 +9,10 @@ Two phases. ``draw_training`` draws the training half of every pair and keeps it
 is capped: ``pairs.MAX_TRAINING``). Events are then chosen and frozen, and only after that does
 ``count_test`` create the test streams: each test batch is drawn and at once reduced by the
 pair's ``counting.Counter`` to a ``Tally`` of a few integers, so memory is O(batch) however many
-test samples are drawn. The test draws are independent of everything the events were chosen on.
+test samples are drawn. The test draws are independent of everything the events were chosen on,
+and each side of a pair draws N ~ Poisson(test half) of them, N from a stream of its own
+(spawn key (p, s, 2)), so that the two sides' counts of any event are independent Poisson
+variables, as the ratio test needs (``bounds``).
 
 Executors: any ``concurrent.futures.Executor`` (``ThreadPoolExecutor``, ``ProcessPoolExecutor``,
 ``distributed.Client.get_executor()``) receives one task per batch: the module-level
@@ -75,8 +78,14 @@ class _Batch:
     size: int
 
 
-def _plan(half: int, size: int) -> list[_Batch]:
-    return [_Batch(side, half, index, n) for side in (0, 1) for index, n in enumerate(batch_sizes(size))]
+def _plan(half: int, sizes: tuple[int, int]) -> list[_Batch]:
+    return [_Batch(side, half, index, n) for side in (0, 1) for index, n in enumerate(batch_sizes(sizes[side]))]
+
+
+def poisson_sizes(entropy: int, pair: int, mean: int) -> tuple[int, int]:
+    """The test draws of each side of ``pair``: N ~ Poisson(``mean``), from streams of their own."""
+    return tuple(int(np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(pair, side, 2))).poisson(mean))
+                 for side in (0, 1))
 
 
 def count_batch(fn: Callable, data: object, seed: np.random.SeedSequence, size: int, batched: bool,
@@ -89,12 +98,14 @@ def _ignore(runs: int) -> None:
     """The default progress callback."""
 
 
-def _draw_all(pairs: dict[int, tuple], entropy: int, half: int, size: int, executor: Executor | None,
-              advance: Callable[[int], None], task: Callable[[int], Callable]) -> list[tuple[list[_Batch], list]]:
-    """Every batch of ``half`` for each pair ``{index: (D, D')}``, run by ``task(index)(data, seed,
-    size)`` in-process or on ``executor``: per pair, the batches and their results in plan order,
-    stopping at the first failure (an exception in the list); that pair's other batches are cancelled."""
-    plan = _plan(half, size)
+def _draw_all(pairs: dict[int, tuple], entropy: int, half: int, sizes: Callable[[int], tuple[int, int]],
+              executor: Executor | None, advance: Callable[[int], None],
+              task: Callable[[int], Callable]) -> list[tuple[list[_Batch], list]]:
+    """Every batch of ``half`` for each pair ``{index: (D, D')}``, ``sizes(index)`` runs per side, run
+    by ``task(index)(data, seed, size)`` in-process or on ``executor``: per pair, the batches and their
+    results in plan order, stopping at the first failure (an exception in the list); that pair's other
+    batches are cancelled."""
+    plans = {i: _plan(half, sizes(i)) for i in pairs}
 
     def seed(pair: int, batch: _Batch) -> np.random.SeedSequence:
         return np.random.SeedSequence(entropy, spawn_key=(pair, batch.side, batch.half, batch.index))
@@ -103,20 +114,21 @@ def _draw_all(pairs: dict[int, tuple], entropy: int, half: int, size: int, execu
     if executor is None:
         for i, pair in pairs.items():
             results = []
-            for batch in plan:
+            for batch in plans[i]:
                 try:
                     results.append(task(i)(pair[batch.side], seed(i, batch), batch.size))
                 except Exception as exc:  # the mechanism's own failure: recorded, never swallowed
                     results.append(exc)
                     break
                 advance(batch.size)
-            found.append((plan, results))
+            found.append((plans[i], results))
         return found
-    futures = [[executor.submit(task(i), pair[b.side], seed(i, b), b.size) for b in plan] for i, pair in pairs.items()]
-    for pending in futures:
-        for batch, future in zip(plan, pending):
+    futures = {i: [executor.submit(task(i), pair[b.side], seed(i, b), b.size) for b in plans[i]]
+               for i, pair in pairs.items()}
+    for i, pending in futures.items():
+        for batch, future in zip(plans[i], pending):
             future.add_done_callback(lambda _, size=batch.size: advance(size))
-    for pending in futures:
+    for i, pending in futures.items():
         results = []
         for future in pending:
             try:
@@ -126,7 +138,7 @@ def _draw_all(pairs: dict[int, tuple], entropy: int, half: int, size: int, execu
                 for other in pending:
                     other.cancel()
                 break
-        found.append((plan, results))
+        found.append((plans[i], results))
     return found
 
 
@@ -145,7 +157,8 @@ def draw_training(fn: Callable, pairs: Sequence[tuple[object, object]], entropy:
     """``size`` training outputs of each side of every pair (M(D), M(D')), or the pair's error."""
     task = functools.partial(draw_batch, fn, batched=accepts_size(fn))
     found = []
-    for plan, results in _draw_all(dict(enumerate(pairs)), entropy, 0, size, executor, advance, lambda _: task):
+    for plan, results in _draw_all(dict(enumerate(pairs)), entropy, 0, lambda _: (size, size), executor, advance,
+                                   lambda _: task):
         error = _failure(plan, results)
         if error is not None:
             found.append(error)
@@ -160,19 +173,20 @@ def draw_training(fn: Callable, pairs: Sequence[tuple[object, object]], entropy:
     return found
 
 
-def count_test(fn: Callable, pairs: Sequence[tuple[object, object]], entropy: int, size: int,
+def count_test(fn: Callable, pairs: Sequence[tuple[object, object]], entropy: int, sizes: Sequence[tuple[int, int]],
                counters: Sequence[Counter | None], executor: Executor | None,
                advance: Callable[[int], None] = _ignore) -> list[tuple[Tally, Tally] | str | None]:
-    """``size`` fresh test outputs of each side of every pair with a counter, streamed and reduced to
-    one ``Tally`` per side (None for a pair without a counter), or the pair's error."""
+    """``sizes[p]`` fresh test outputs of each side of every pair p with a counter (``poisson_sizes``),
+    streamed and reduced to one ``Tally`` per side (None for a pair without a counter), or the pair's error."""
     batched = accepts_size(fn)
     live = [i for i, counter in enumerate(counters) if counter is not None]
-    drawn = iter(_draw_all({i: pairs[i] for i in live}, entropy, 1, size, executor, advance,
+    drawn = iter(_draw_all({i: pairs[i] for i in live}, entropy, 1, lambda i: sizes[i], executor, advance,
                            lambda i: functools.partial(count_batch, fn, batched=batched, counter=counters[i])))
     found: list = [None] * len(pairs)
     for i in live:
         plan, results = next(drawn)
         error = _failure(plan, results)
         found[i] = error if error is not None else tuple(
-            functools.reduce(operator.add, [r for b, r in zip(plan, results) if b.side == side]) for side in (0, 1))
+            functools.reduce(operator.add, [r for b, r in zip(plan, results) if b.side == side], counters[i].empty)
+            for side in (0, 1))
     return found

@@ -242,11 +242,6 @@ def _candidates(exceeded: list, shrunk, scores: dict) -> list:
     return list(unique.values())
 
 
-def _probabilities(test: EventTest) -> str:
-    high, low = ("M(D')", "M(D)") if test.direction == "D'→D" else ("M(D)", "M(D')")
-    return f"P[{high} ∈ E] >= {test.p_lower:.4g}, P[{low} ∈ E] <= {test.p_upper:.4g}"
-
-
 def _violation(resolved, report: AuditReport, candidates: list, searched: int,
                budget: Budget | None) -> PrivacyViolation:
     """The shrunk pair if confirmed (``budget``: how it was shrunk), else the smallest confirmed, in words."""
@@ -263,7 +258,7 @@ def _violation(resolved, report: AuditReport, candidates: list, searched: int,
         f"{pair_report.epsilon_lower_bound:.4g} on this pair at confidence {report.confidence:g}:\n"
         f"  D  = {np.asarray(pair[0]).tolist()!r}\n  D' = {np.asarray(pair[1]).tolist()!r}\n"
         f"  ({describe_pair(resolved.relation, *pair)}{origin})\n"
-        f"  distinguishing event E = {{{test.event}}}: {_probabilities(test)}\n"
+        f"  distinguishing event E = {{{test.event}}}: {test.evidence}\n"
         + (f"  {budget.describe()}\n" if budget is not None else "") +
         f"  searched {searched} pair(s) with hypothesis; {report.tests} test(s) on {report.samples} fresh samples "
         f"per side decided, {report.bonferroni}")
