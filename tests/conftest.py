@@ -67,3 +67,25 @@ def postgres_role(postgres_server, postgres_url):
         return postgres_url.replace("postgres:@", f"{name}:pw-{name}@", 1)
 
     return as_role
+
+
+@pytest.fixture(autouse=True)
+def _close_accountants(monkeypatch):
+    """Every durable accountant a test opens (itself, through a doc's code or ``cli.main``) is closed when
+    the test ends. An accountant left open keeps its ledger connection until a later garbage collection
+    finalises it (an Accountant is a reference cycle), and a psycopg connection's ResourceWarning then
+    lands in whatever test runs at that moment (tests/test_cli_inputs.py records every warning)."""
+    from dpledger.accountant.accountant import Accountant
+
+    opened = []
+    open_ = Accountant.open.__func__
+
+    def tracked(cls, *args, **kwargs):
+        accountant = open_(cls, *args, **kwargs)
+        opened.append(accountant)
+        return accountant
+
+    monkeypatch.setattr(Accountant, "open", classmethod(tracked))
+    yield
+    for accountant in opened:
+        accountant.close()

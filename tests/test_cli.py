@@ -44,10 +44,10 @@ def test_python_dash_m_dpledger_is_the_command_line():
 def test_a_closed_pipe_ends_quietly_with_the_sigpipe_status(json_output):
     """``dpledger estimators | head`` used to exit 1, the status of a privacy refusal."""
     command = [sys.executable, "-m", "dpledger", "estimators", *(["--json"] if json_output else [])]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    process.stdout.close()  # the reader is gone before anything is written
-    error = process.stderr.read()
-    assert process.wait(timeout=120) == 141 and b"Traceback" not in error, error
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        process.stdout.close()  # the reader is gone before anything is written
+        error = process.stderr.read()
+        assert process.wait(timeout=120) == 141 and b"Traceback" not in error, error
 
 
 def test_piped_output_is_as_wide_as_columns_says(edges, tmp_path):

@@ -103,9 +103,7 @@ def _budget(args):
 
 
 def _run(args) -> int:
-    import numpy as np
-
-    from . import guarantees as _g, inputs
+    from . import inputs
     from .accountant import Accountant
     from .graph import registry
 
@@ -123,6 +121,18 @@ def _run(args) -> int:
         _check_writable(pathlib.Path(args.output))  # before the charge: a result is never charged and lost
     accountant = Accountant.open(args.ledger, _budget(args), args.filter, orders=args.orders, blocks=args.blocks,
                                  analyst=args.analyst)
+    try:
+        return _run_charged(args, accountant, graph, data, keys)
+    finally:
+        accountant.close()  # cli.main called in a process that goes on (tests, scripts) keeps no connection
+
+
+def _run_charged(args, accountant, graph, data, keys) -> int:
+    """``_run`` once the ledger is open: run the graph, charged to ``accountant``, and report it."""
+    import numpy as np
+
+    from . import guarantees as _g
+
     rng = None if args.seed is None else np.random.default_rng(args.seed)
     result = accountant.run(graph, data, rng=rng, label=args.label or args.input, charge_id=args.charge_id,
                             blocks=args.blocks, block_of=keys)
@@ -226,8 +236,10 @@ def _ledger_add_blocks(args) -> int:
     from .accountant import Accountant
 
     accountant = Accountant.open(args.ledger)
-    print(f"{_shown(args.ledger)}: blocks {', '.join(accountant.add_blocks(args.blocks))}")
-    accountant.close()
+    try:
+        print(f"{_shown(args.ledger)}: blocks {', '.join(accountant.add_blocks(args.blocks))}")
+    finally:
+        accountant.close()
     return 0
 
 

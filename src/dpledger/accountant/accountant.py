@@ -94,9 +94,13 @@ class Accountant(SharedLedger):
         rule = _filters.make(filter, budget, orders)
         relation, blocks = None if relation is None else check_relation("relation", relation), _blocks.names(blocks)
         store = storage.open_store(path, budget, rule.describe(), _blocks.relation(relation, blocks), blocks, analyst)
-        self._setup(budget, rule, store.relation, store)
-        with self._lock, store.transaction() as earlier:
-            self._book = self._updated(earlier)
+        try:
+            self._setup(budget, rule, store.relation, store)
+            with self._lock, store.transaction() as earlier:
+                self._book = self._updated(earlier)
+        except BaseException:
+            store.close()  # refused at opening (entries that mix relations, ...): nothing keeps the connection
+            raise
         return self
 
     def _setup(self, budget, rule, relation, store, strict: bool = True) -> None:
