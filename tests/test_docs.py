@@ -45,6 +45,18 @@ def test_tutorial_runs(clean_registry, capsys):
     assert "refused:" in capsys.readouterr().out
 
 
+def test_the_plugin_run_shown_in_the_tutorial_catches_its_histogram(pytester):
+    # the conftest block of section 6, in a project of its own, under `pytest --dpledger-audit`
+    text = (DOCS / "tutorial.md").read_text()
+    conftest = next(block for block in python_blocks(text) if block.startswith("# conftest.py"))
+    shown = re.search(r"```text\n\$ pytest (.*?)\n(.*?)```", text, flags=re.S)
+    pytester.makeconftest(conftest)
+    result = pytester.runpytest_subprocess(*shown.group(1).split())
+    result.assert_outcomes(failed=1)
+    for line in shown.group(2).strip().splitlines():  # each line as shown, "..." standing for anything
+        result.stdout.fnmatch_lines([line.replace("...", "*").replace("[", "[[]")])
+
+
 def console_commands(block: str) -> list[tuple[str, str]]:
     """Each ``$ command`` of a console block with the output shown under it."""
     runs = re.split(r"^\$ (.*)$", block, flags=re.M)

@@ -40,7 +40,7 @@ from .targets import Target, describe_pair, resolve
 
 #: confidence of each search score: a ranking, not a test
 SEARCH_CONFIDENCE = 0.5
-#: spawn keys of the streams the example input and the search draw from (the audit's are 4 long)
+#: spawn keys of the streams the example input and the search draw from (the audit's are 3 and 4 long)
 EXAMPLE_STREAM, SEARCH_STREAM = (2**32 - 1,), (2**32 - 2,)
 EXECUTORS = ("processes",)
 

@@ -7,8 +7,10 @@ The ratio test (``ratio_lower_bound``): each side's test draws number N ~ Poisso
 X ~ Poisson(n·p) and Y ~ Poisson(n·q) are independent, and given X + Y = K, X ~ Binomial(K,
 p/(p + q)) exactly. One Clopper–Pearson bound π̲ on p/(p + q) then bounds the ratio p/q >= π̲/(1 − π̲):
 one bound at the test's whole error budget where bounding p and q apart would split it in two
-(about half the sampling margin for the same draws). With δ > 0 it is paired with a bound p̲ on p:
-ε >= ln(r̲) + ln(1 − δ/p̲), each bound at half the budget. docs/proofs.md ("The audit's ratio test").
+(for rare events nearly half the sampling margin for the same draws; for common ones the
+binomial counts of fixed-size draws vary less than Poisson ones, and bounding p and q apart is
+tighter: the training half picks the test per event). With δ > 0 it is paired with a bound p̲ on
+p: ε >= ln(r̲) + ln(1 − δ/p̲), each bound at half the budget. docs/proofs.md ("The audit's ratio test").
 
 The trade-off test (``mu_lower_bound``, ``rho_lower_bound``): μ-GDP and zCDP claims are about the
 pair (p, q) itself, so these tests bound p from below and q from above, each at half the budget.
@@ -57,10 +59,13 @@ def epsilon_lower_bound(p_lower, p_upper, delta: float = 0.0):
 def ratio_lower_bound(count, other, level: float, scale: float = 1.0):
     """Lower bound r̲ on p/q from Poisson counts ``count`` ~ Poisson(λp) and ``other`` ~ Poisson(λ'q):
     P[p/q < r̲] <= ``level``. Given the total K, ``count`` ~ Binomial(K, λp/(λp + λ'q)), whose
-    Clopper–Pearson lower bound π̲ gives p/q >= π̲/(1 − π̲)·λ'/λ (``scale`` = λ'/λ); 0 when count = 0."""
+    Clopper–Pearson lower bound π̲ gives p/q >= π̲/(1 − π̲)·λ'/λ (``scale`` = λ'/λ); 0 when count = 0.
+    π̲ is Beta(count, other + 1)'s ``level`` quantile and 1 − π̲ Beta(other + 1, count)'s upper one,
+    each computed directly: 1 − π̲ by subtraction would lose its digits when π̲ is near 1."""
     count, other = np.asarray(count, dtype=float), np.asarray(other, dtype=float)
-    share = np.asarray(clopper_pearson_lower(count, count + other, level), dtype=float)
-    return (share / (1.0 - share) * scale)[()]
+    safe = np.maximum(count, 1.0)
+    share, rest = stats.beta.ppf(level, safe, other + 1.0), stats.beta.isf(level, other + 1.0, safe)
+    return np.where(count > 0, share / rest * scale, 0.0)[()]
 
 
 def ratio_epsilon(ratio_lower, p_lower=None, delta: float = 0.0):

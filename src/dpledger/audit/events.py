@@ -25,8 +25,8 @@ import attrs
 import numpy as np
 from scipy import stats
 
-from .bounds import (clopper_pearson_lower, clopper_pearson_upper, mu_lower_bound, ratio_epsilon, ratio_test,
-                     rho_lower_bound, wilson_bounds)
+from .bounds import (clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound, mu_lower_bound,
+                     ratio_epsilon, ratio_test, rho_lower_bound, wilson_bounds)
 from .outputs import Outputs
 from .statistics import Statistic
 
@@ -66,12 +66,14 @@ class Candidate:
     """An event chosen on training data, with the side it is more likely under.
 
     ``reverse`` False: the bound is on ln(P[M(D) ∈ E]/P[M(D') ∈ E]); True: on the reverse ratio.
+    ``route``: the test it gets on the test half, "ratio" or "trade-off" (``training_bound``).
     """
 
     event: Event
     reverse: bool
     training_bound: float
     currency: str = "epsilon"
+    route: str = "ratio"
 
 
 def _counts(sorted_values: np.ndarray, thresholds: np.ndarray) -> dict[str, np.ndarray]:
@@ -82,40 +84,49 @@ def _counts(sorted_values: np.ndarray, thresholds: np.ndarray) -> dict[str, np.n
 
 
 def _approximate(currency: str, first: np.ndarray, n_first: int, second: np.ndarray, n_second: int,
-                 delta: float, level: float) -> np.ndarray:
-    """The training bound of every threshold in ``currency`` with Wilson bounds in place of
-    Clopper–Pearson (a ranking only; a ρ test is ranked by its μ bound, which orders trade-offs alike)."""
-    if currency == "epsilon":
-        ratio_level = level if delta == 0 else level / 2
-        total = first + second
-        share = np.where(total > 0, wilson_bounds(first, np.maximum(total, 1), float(stats.norm.isf(ratio_level)))[0], 0.0)
-        with np.errstate(divide="ignore"):
-            ratio = share / (1.0 - share) * (n_second / n_first)
-        p_lower = wilson_bounds(first, n_first, float(stats.norm.isf(level / 2)))[0] if delta > 0 else None
-        return ratio_epsilon(ratio, p_lower, delta)
+                 delta: float, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """(ratio test, trade-off test) training bounds of every threshold in ``currency``, with Wilson
+    bounds in place of Clopper–Pearson (a ranking only; a ρ test is ranked by its μ bound, which
+    orders trade-offs alike; −inf where a currency has no such test)."""
     z = float(stats.norm.isf(level / 2))
-    return mu_lower_bound(wilson_bounds(first, n_first, z)[0], wilson_bounds(second, n_second, z)[1])
+    p_lower, p_upper = wilson_bounds(first, n_first, z)[0], wilson_bounds(second, n_second, z)[1]
+    if currency != "epsilon":
+        return np.full(len(first), -np.inf), mu_lower_bound(p_lower, p_upper)
+    total = first + second
+    share = np.where(total > 0, wilson_bounds(first, np.maximum(total, 1), float(stats.norm.isf(
+        level if delta == 0 else level / 2)))[0], 0.0)
+    with np.errstate(divide="ignore"):
+        ratio = share / (1.0 - share) * (n_second / n_first)
+    return ratio_epsilon(ratio, p_lower, delta), epsilon_lower_bound(p_lower, p_upper, delta)
 
 
-def training_bound(currency: str, first, n_first: int, second, n_second: int, delta: float, level: float):
-    """What a test of budget ``level`` would certify in ``currency`` if the test half gave these
-    counts: the ratio test for "epsilon", the trade-off test (two bounds) for "mu" and "rho"."""
-    if currency == "epsilon":
-        return ratio_test(first, second, n_first, level, delta, scale=n_second / n_first)[0]
+def training_bound(currency: str, first, n_first: int, second, n_second: int, delta: float,
+                   level: float) -> tuple[np.ndarray, np.ndarray]:
+    """(ratio test, trade-off test) bounds a test of budget ``level`` would certify in ``currency``
+    if the test half gave these counts. For ε both are valid and the training half picks, per
+    event, the larger: the ratio test is tighter for rare events, bounding p and q apart (at half
+    the budget each) for common ones, whose binomial counts vary less than Poisson ones. μ and ρ
+    have only the trade-off test (−inf for the ratio)."""
     p_lower = clopper_pearson_lower(first, n_first, level / 2)
     p_upper = clopper_pearson_upper(second, n_second, level / 2)
-    return mu_lower_bound(p_lower, p_upper) if currency == "mu" else rho_lower_bound(p_lower, p_upper)
+    if currency != "epsilon":
+        other = mu_lower_bound(p_lower, p_upper) if currency == "mu" else rho_lower_bound(p_lower, p_upper)
+        return np.full(np.shape(other), -np.inf), other
+    return (ratio_test(first, second, n_first, level, delta, scale=n_second / n_first)[0],
+            epsilon_lower_bound(p_lower, p_upper, delta))
 
 
 def _best_threshold(first: np.ndarray, n_first: int, second: np.ndarray, n_second: int,
-                    delta: float, level: float, currency: str = "epsilon") -> tuple[int, float]:
-    """Index of the threshold with the largest training bound for counts ``first`` over ``second``
-    in ``currency`` (``training_bound``): ranked approximately, the best ``RESCORED`` exactly."""
-    approximate = _approximate(currency, first, n_first, second, n_second, delta, level)
+                    delta: float, level: float, currency: str = "epsilon") -> tuple[int, float, str]:
+    """(index, training bound, route) of the threshold and test with the largest training bound for
+    counts ``first`` over ``second`` in ``currency`` (``training_bound``): ranked approximately,
+    the best ``RESCORED`` exactly."""
+    approximate = np.maximum(*_approximate(currency, first, n_first, second, n_second, delta, level))
     top = np.argpartition(-approximate, RESCORED)[:RESCORED] if len(approximate) > RESCORED else np.arange(len(approximate))
-    exact = training_bound(currency, first[top], n_first, second[top], n_second, delta, level)
+    ratio, trade_off = training_bound(currency, first[top], n_first, second[top], n_second, delta, level)
+    exact = np.maximum(ratio, trade_off)
     best = int(np.argmax(exact))
-    return int(top[best]), float(exact[best])
+    return int(top[best]), float(exact[best]), "ratio" if ratio[best] >= trade_off[best] else "trade-off"
 
 
 def search_events(statistic: Statistic, first: Outputs, second: Outputs, delta: float, level: float,
@@ -147,10 +158,11 @@ def search_events(statistic: Statistic, first: Outputs, second: Outputs, delta: 
         for op in ops:
             for reverse in (False, True):
                 a, b = (1, 0) if reverse else (0, 1)
-                index, bound = _best_threshold(counts[a][op], sizes[a], counts[b][op], sizes[b], delta,
-                                               selection_level, currency)
+                index, bound, route = _best_threshold(counts[a][op], sizes[a], counts[b][op], sizes[b], delta,
+                                                      selection_level, currency)
                 if bound > 0:  # an event no more likely under one side than the other cannot certify anything
-                    found.append(Candidate(Event(statistic, op, float(thresholds[index])), reverse, bound, currency))
+                    found.append(Candidate(Event(statistic, op, float(thresholds[index])), reverse, bound, currency,
+                                           route))
     return found
 
 

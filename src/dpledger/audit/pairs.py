@@ -8,8 +8,9 @@ training counts give the largest ε lower bound. The events are then frozen, and
 test streams drawn and counted (``sampling.count_test``), each side's test draws numbering
 Poisson(test half). On the test half, each chosen (pair, direction, event) is one of m tests with
 error budget w·α (α = 1 − confidence): the ratio test (``bounds.ratio_test``: one Clopper–Pearson
-bound on p/q from the two Poisson counts, and with δ > 0 one on p) for the ε route, the trade-off
-test (p from below, q from above) for μ-GDP and ρ-zCDP claims. The weights w sum to one and are
+bound on p/q from the two Poisson counts, and with δ > 0 one on p) for the ε route, or, where the
+training half rates it higher (common events), the trade-off test (p from below, q from above),
+which μ-GDP and ρ-zCDP claims always take. The weights w sum to one and are
 fixed on the training half (``bounds.weighted_levels``: half to the test each route rates best), so
 by Bonferroni all the bounds hold together with probability >= confidence, and if the mechanism is
 (ε, δ)-DP for these pairs the audit reports a violation (max ε_LB > ε) with probability at most α,
@@ -91,16 +92,17 @@ def split(samples: int) -> tuple[int, int]:
 
 
 def check_samples(samples: int, epsilon: float, delta: float, confidence: float, tests: int) -> None:
-    """Refuse a sample size with which no outcome at all could show a violation (not even the
-    leading test's, at the largest level any test can get)."""
+    """Refuse a sample size with which no outcome at all could show a violation on a test half of
+    its expected size (not even the leading test's, at the largest level any test can get)."""
     level = weighted_levels(confidence, tests, 1)[0]
     minimum = max(2 * minimum_test_samples(epsilon, delta, level) - 1, 2)
     if samples < minimum:
         best = best_possible_bound(split(samples)[1], level, delta)
         raise ValueError(
             f"samples={samples} is too few to audit epsilon={epsilon:g}, delta={delta:g} at confidence={confidence:g} "
-            f"with up to {tests} test(s): half the samples test the chosen events, and even an event that separates "
-            f"M(D) from M(D') perfectly would certify only ε >= {max(best, 0.0):.3g}. Use samples >= {minimum}.")
+            f"with up to {tests} test(s): about half the samples test the chosen events, and even an event that "
+            f"separates M(D) from M(D') perfectly would certify only ε >= {max(best, 0.0):.3g} on that many. Use "
+            f"samples >= {minimum}.")
 
 
 def checked_statistics(statistics: Sequence[Callable]) -> list[tuple[str, Callable]]:
@@ -145,8 +147,9 @@ def _leading(chosen: list[list[Candidate] | str]) -> set[tuple[int, int]]:
 
 def _evaluate(candidate: Candidate, index: int, counter: Counter, tallies: tuple[Tally, Tally], delta: float,
               level: float, leading: bool) -> EventTest:
-    """Turn the test-half counts of the pair's ``index``-th event into its lower bounds: the ratio
-    test for the ε route, the trade-off test for the μ and ρ routes, within the error budget ``level``."""
+    """Turn the test-half counts of the pair's ``index``-th event into its lower bounds, by the test
+    its training half chose (``events.training_bound``: the ratio test, or the trade-off test that
+    the μ and ρ routes always take), within the error budget ``level``."""
     event = candidate.event
     counts = (int(tallies[0].counts[index]), int(tallies[1].counts[index]))
     sizes = (tallies[0].runs, tallies[1].runs)
@@ -157,7 +160,7 @@ def _evaluate(candidate: Candidate, index: int, counter: Counter, tallies: tuple
     common = dict(event=str(event), statistic=event.statistic.name, op=event.op, threshold=event.threshold,
                   direction="D'→D" if candidate.reverse else "D→D'", counts=counts, sizes=sizes, level=level,
                   leading=leading, training_bound=candidate.training_bound, histogram=histogram)
-    if candidate.currency == "epsilon":
+    if candidate.route == "ratio":
         # both sides' test draws number Poisson(the test half), as the ratio test needs (sampling.count_test)
         bound, ratio, p_lower = ratio_test(counts[first], counts[second], sizes[first], level, delta)
         return EventTest(**common, route="ratio", epsilon_lower_bound=max(0.0, float(bound)), ratio_lower=float(ratio),

@@ -39,7 +39,8 @@ class Target:
     """Everything ``audit`` needs about what it audits; ``claim`` is (ε or None, δ), ``claims`` its
     claims in other currencies (``claims_of``);
     ``neighbours(data, rng, count)`` steps through inputs for the search (None: nothing to find,
-    e.g. noise added to a scalar looks the same from every answer)."""
+    e.g. noise added to a scalar looks the same from every answer); ``domain`` the graph's declared
+    domain, if any (a shrunk pair is rounded inside it)."""
 
     label: str
     fn: Callable
@@ -48,6 +49,7 @@ class Target:
     defaults: tuple[tuple[object, object], ...] = ()
     neighbours: Callable | None = None
     claims: dict = attrs.field(factory=dict)
+    domain: object | None = None
 
     def runner(self, pairs) -> Callable:
         """The function to sample for these pairs (a histogram learner needs their bins)."""
@@ -91,7 +93,8 @@ def _graph(graph: Graph, fn: Callable, label: str, data, rng: np.random.Generato
     plan = graph.plan()
     example = None if data is None else graph.validate(data)
     return Target(label, fn, graph.relation, (plan.guarantee.epsilon, plan.guarantee.delta),
-                  **_around(graph.relation, example, rng, graph.domain), claims=claims_of(plan.event))
+                  **_around(graph.relation, example, rng, graph.domain), claims=claims_of(plan.event),
+                  domain=graph.domain)
 
 
 def _estimator(name: str, data, rng: np.random.Generator) -> Target:

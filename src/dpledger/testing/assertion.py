@@ -214,7 +214,8 @@ def _search_and_decide(resolved, pairs, epsilon, delta, samples, search_samples,
         with seed_only():
             search()
     except _Exceeds as found:
-        shrunk = readable(found.pair, still_exceeds)
+        domain = resolved.domain
+        shrunk = readable(found.pair, still_exceeds, (getattr(domain, "low", -math.inf), getattr(domain, "high", math.inf)))
     except _Raised as crash:  # shrunk by hypothesis to a small input that still raises
         raise AssertionError(f"{resolved.label} raised on a neighbouring pair (an error that depends on the data "
                              f"is an observable no claim covers): {crash.message}\n  D  = {crash.pair[0]!r}\n"

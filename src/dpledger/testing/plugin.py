@@ -97,6 +97,13 @@ class EstimatorAudit(pytest.Item):
                        search_samples=max(self.samples // 5, 200), max_examples=5, confidence=self.confidence,
                        seed=self.seed)
 
+    def repr_failure(self, excinfo, style=None):
+        """A violation (or an estimator raising on a drawn pair) as its message alone: the pair, the
+        certified ε and the event; the plugin's and pytest's frames say nothing about the estimator."""
+        if isinstance(excinfo.value, AssertionError):
+            return f"{type(excinfo.value).__name__}: {excinfo.value}"
+        return super().repr_failure(excinfo, style)
+
     def reportinfo(self):
         return "dpledger-audit", None, f"privacy audit of {self.estimator}"
 
@@ -129,6 +136,6 @@ def pytest_collection_modifyitems(session, config, items):
     names = audited(choice)
     confidence = 1 - (1 - AUDIT_CONFIDENCE) / max(len(names), 1)
     samples, seed = config.getoption("--dpledger-audit-samples"), config.getoption("--dpledger-audit-seed")
-    items.extend(EstimatorAudit.from_parent(session, name=f"dpledger-audit[{name}]", estimator=name, samples=samples,
-                                            seed=seed, confidence=confidence)
+    items.extend(EstimatorAudit.from_parent(session, name=f"dpledger-audit[{name}]", nodeid=f"dpledger-audit[{name}]",
+                                            estimator=name, samples=samples, seed=seed, confidence=confidence)
                  for name in names)

@@ -9,8 +9,9 @@ the machine's speed, and the violation says so. A pair already known to exceed s
 hypothesis's final replay of its minimal example is consistent.
 
 ``readable`` then rounds the shrunk pair to integers, or 1, 2, 3 decimals, keeping the first
-rounding that is still a neighbouring pair inside the pair's own value range (its ends rounded
-inwards) and still exceeds:
+rounding that is still a neighbouring pair inside a box (its ends rounded inwards) and still
+exceeds; the box is the target's declared domain where it bounds the values (``Records(low=,
+high=)``), else the pair's own value range:
 hypothesis shrinks towards simple floats but stops wherever the budget ends (3.9e-263 is as
 "simple" to it as 0). The range keeps a rounded pair inside any box-shaped domain the original
 was in; a pair the target refuses is simply not taken.
@@ -63,14 +64,16 @@ class Budget:
         return f"shrunk in {self.used} step(s)" + (f", {self.stopped}" if self.stopped else "")
 
 
-def _rounded(pair, digits: int):
+def _rounded(pair, digits: int, box: tuple[float, float] = (-math.inf, math.inf)):
     """``pair`` rounded to ``digits`` decimals (D' as the rounded D plus the rounded move when the
-    shapes agree, so a move of exactly Δ stays exactly Δ), clipped into the pair's own value range
-    rounded inwards (so it stays inside any box the pair was in); None if that range is empty."""
+    shapes agree, so a move of exactly Δ stays exactly Δ), clipped into ``box`` (where finite; else
+    the pair's own value range) rounded inwards, so it stays inside any box the pair was in; None if
+    that range is empty."""
     a, b = (np.asarray(x, dtype=float) for x in pair)
     both = np.concatenate([a.ravel(), b.ravel()])
     scale = 10.0 ** digits
-    low, high = math.ceil(both.min() * scale) / scale, math.floor(both.max() * scale) / scale
+    ends = (box[0] if math.isfinite(box[0]) else both.min(), box[1] if math.isfinite(box[1]) else both.max())
+    low, high = math.ceil(ends[0] * scale) / scale, math.floor(ends[1] * scale) / scale
     if low > high:
         return None
     first = np.round(a, digits)
@@ -78,13 +81,14 @@ def _rounded(pair, digits: int):
     return tuple(np.clip(x, low, high) for x in (first, second))
 
 
-def readable(pair, accept: Callable[[tuple], bool]):
-    """The first rounding of ``pair`` (fewest decimals first) that ``accept`` takes, else ``pair``."""
+def readable(pair, accept: Callable[[tuple], bool], box: tuple[float, float] = (-math.inf, math.inf)):
+    """The first rounding of ``pair`` (fewest decimals first, inside ``box``: ``_rounded``) that
+    ``accept`` takes, else ``pair``."""
     a, b = (np.asarray(x) for x in pair)
     if a.dtype.kind not in "f" and b.dtype.kind not in "f":
         return pair
     for digits in DIGITS:
-        candidate = _rounded(pair, digits)
+        candidate = _rounded(pair, digits, box)
         if candidate is None:
             continue
         if all(np.array_equal(x, np.asarray(y, dtype=float)) for x, y in zip(candidate, pair)):
