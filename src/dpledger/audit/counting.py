@@ -20,6 +20,10 @@ from .histogram import counts as histogram_counts, edges as histogram_edges
 from .outputs import Outputs
 
 
+#: training runs per side the figure's histogram bins are read from
+BIN_ROWS = 20_000
+
+
 @attrs.frozen(eq=False)
 class Layout:
     """The training outputs' form: ``shape`` of a released output (None if every training run
@@ -73,8 +77,10 @@ class Counter:
 
     @classmethod
     def fixed(cls, events: Sequence[Event], train: tuple[Outputs, Outputs]) -> "Counter":
-        """A counter for ``events``, with histogram bins read from the training outputs."""
-        bins = tuple(histogram_edges(e.statistic(train[0]), e.statistic(train[1]), e.op, e.threshold) for e in events)
+        """A counter for ``events``, with histogram bins read from the first ``BIN_ROWS`` training
+        outputs of each side (the figure's bins need a few quantiles, not 2·10^6 runs of a learned score)."""
+        rows = [side.rows(0, BIN_ROWS) for side in train]
+        bins = tuple(histogram_edges(e.statistic(rows[0]), e.statistic(rows[1]), e.op, e.threshold) for e in events)
         return cls(Layout.of(*train), tuple(events), bins)
 
     @property

@@ -166,12 +166,10 @@ def search_events(statistic: Statistic, first: Outputs, second: Outputs, delta: 
     return found
 
 
-def choose_candidates(statistics: list[Statistic], first: Outputs, second: Outputs,
-                      delta: float, level: float, count: int, currencies: tuple[str, ...] = ()) -> list[Candidate]:
-    """The ``count`` events with the largest training ε bounds over all statistics and directions,
-    then, for each of ``currencies`` (e.g. "mu"), the one with the largest training bound in it."""
-    found = [c for statistic in statistics
-             for c in search_events(statistic, first, second, delta, level, ("epsilon",) + tuple(currencies))]
+def choose_candidates(found: list[Candidate], count: int, currencies: tuple[str, ...] = ()) -> list[Candidate]:
+    """Of the candidates ``search_events`` found over a pair's statistics: the ``count`` with the
+    largest training ε bounds, then, for each of ``currencies`` (e.g. "mu"), the one with the
+    largest training bound in it."""
     chosen = _distinct(sorted((c for c in found if c.currency == "epsilon"), key=lambda c: -c.training_bound))[:count]
     for currency in currencies:
         chosen += sorted((c for c in found if c.currency == currency), key=lambda c: -c.training_bound)[:1]

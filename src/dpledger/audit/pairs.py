@@ -30,7 +30,7 @@ from .. import _validate
 from .bounds import (best_possible_bound, bonferroni_level, clopper_pearson_lower, clopper_pearson_upper,
                      epsilon_lower_bound, minimum_test_samples, mu_lower_bound, ratio_test, rho_lower_bound,
                      weighted_levels)
-from .events import Candidate, choose_candidates
+from .events import Candidate, choose_candidates, search_events
 from .counting import Counter, Tally
 from .histogram import Histogram
 from .learned import fit_learned
@@ -118,20 +118,27 @@ def checked_statistics(statistics: Sequence[Callable]) -> list[tuple[str, Callab
     return checked
 
 
+def _learning(train: tuple[Outputs, Outputs]) -> bool:
+    """Whether a pair's outputs get a learned score: anything but a scalar that never halts."""
+    first, second = train
+    shape = first.shape if first.shape is not None else second.shape
+    scalar = shape == () or (len(first.fields) == 1 and first.fields[0][1] == 1)
+    return not scalar or bool(first.halted.any() or second.halted.any())
+
+
 def _statistics(fn: Callable, pair, train: tuple[Outputs, Outputs], extra: list[tuple[str, Callable]],
-                ideal_reals: bool) -> list[Statistic]:
-    """The fitted statistics of a pair, the runner's own for this pair (a graph's low-order-bit
-    statistics), then the caller's (when some output was released). All are fixed before the
-    test half is drawn."""
+                ideal_reals: bool, learned) -> list[Statistic]:
+    """The fitted statistics of a pair, its learned score (``learned``: a future of ``fit_learned``,
+    or None), the runner's own for this pair (a graph's low-order-bit statistics), then the
+    caller's (when some output was released). All are fixed before the test half is drawn."""
     first, second = train
     shape = first.shape if first.shape is not None else second.shape
     custom = [Custom(function, label, shape) for label, function in extra] if shape is not None else []
     own = fn.pair_statistics(pair) if callable(getattr(fn, "pair_statistics", None)) else []
     present = {field for field, _ in first.fields}
-    scalar = shape == () or (len(first.fields) == 1 and first.fields[0][1] == 1)
-    learned = [] if scalar and not (first.halted.any() or second.halted.any()) else [
-        s for s in (fit_learned(first, second),) if s is not None]
-    return fit_statistics(first, second, ideal_reals) + learned + [s for s in own if s.field in present] + custom
+    fitted = fit_statistics(first, second, ideal_reals)
+    score = None if learned is None else learned.result()
+    return fitted + ([] if score is None else [score]) + [s for s in own if s.field in present] + custom
 
 
 def _leading(chosen: list[list[Candidate] | str]) -> set[tuple[int, int]]:
@@ -242,14 +249,20 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
         trained = draw_training(fn, pairs, root.entropy, half_sizes[0], executor, tracker.advance)
         planned_level = bonferroni_level(confidence, planned)
 
-        def choose(pair, result):
-            if isinstance(result, str):
-                return result
-            return choose_candidates(_statistics(fn, pair, result, extra, ideal_reals), *result, delta, planned_level,
-                                     events_per_pair, currencies)
-        # a thread per pair and core: sorting, counting and fitting are numpy calls that release the GIL
-        with ThreadPoolExecutor(max(1, min(len(pairs), os.cpu_count() or 1))) as threads:
-            chosen = list(threads.map(choose, pairs, trained))
+        # the learned scores on a thread per core while the other statistics are fitted, then every
+        # (pair, statistic) search: sorting, counting and fitting are numpy calls that release the GIL
+        with ThreadPoolExecutor(os.cpu_count() or 1) as threads:
+            learning = [threads.submit(fit_learned, *result) if not isinstance(result, str) and _learning(result)
+                        else None for result in trained]
+            fitted = [result if isinstance(result, str) else _statistics(fn, pair, result, extra, ideal_reals, learned)
+                      for pair, result, learned in zip(pairs, trained, learning)]
+            searches = [result if isinstance(result, str) else
+                        [threads.submit(search_events, statistic, *result, delta, planned_level,
+                                        ("epsilon",) + currencies) for statistic in statistics]
+                        for statistics, result in zip(fitted, trained)]
+            chosen = [found if isinstance(found, str) else
+                      choose_candidates([c for search in found for c in search.result()], events_per_pair, currencies)
+                      for found in searches]
         tests = sum(len(c) for c in chosen if not isinstance(c, str))
         # weighted Bonferroni (bounds.weighted_levels): the weights depend on the training half only
         leading = _leading(chosen)
