@@ -502,7 +502,7 @@ HYPOTHESIS_ZOO = {
         functools.partial(_classic_gaussian_sum, sigma=math.sqrt(2 * math.log(1.25 / 0.2)) / 8.0),
         functools.partial(_classic_gaussian_sum, sigma=TextbookGaussian(8.0, 0.2).sigma),
         lambda: strategies.replace_one_pairs(2, 2, None, 0.0, 1.0),
-        dict(epsilon=8.0, delta=0.2, relation=ReplaceOne(), samples=3_000_000, search_samples=20_000, max_examples=30)),
+        dict(epsilon=8.0, delta=0.2, relation=ReplaceOne(), samples=3_000_000, search_samples=25_000, max_examples=30)),
     "textbook floating-point Laplace on a count (low bits)": (
         dp.Graph(dp.release("count", TextbookLaplace(1.0), _rounded_sum), relation=ReplaceOne()),
         dp.Graph(dp.release("count", DiscreteLaplace(1.0), _rounded_sum), relation=ReplaceOne()),

@@ -23,7 +23,7 @@ import math
 
 import attrs
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from .bounds import (clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound, mu_lower_bound,
                      ratio_epsilon, ratio_test, rho_lower_bound, wilson_bounds)
@@ -88,12 +88,12 @@ def _approximate(currency: str, first: np.ndarray, n_first: int, second: np.ndar
     """(ratio test, trade-off test) training bounds of every threshold in ``currency``, with Wilson
     bounds in place of Clopper–Pearson (a ranking only; a ρ test is ranked by its μ bound, which
     orders trade-offs alike; −inf where a currency has no such test)."""
-    z = float(stats.norm.isf(level / 2))
+    z = -float(special.ndtri(level / 2))  # the normal's upper quantile, without scipy.stats' overhead
     p_lower, p_upper = wilson_bounds(first, n_first, z)[0], wilson_bounds(second, n_second, z)[1]
     if currency != "epsilon":
         return np.full(len(first), -np.inf), mu_lower_bound(p_lower, p_upper)
     total = first + second
-    share = np.where(total > 0, wilson_bounds(first, np.maximum(total, 1), float(stats.norm.isf(
+    share = np.where(total > 0, wilson_bounds(first, np.maximum(total, 1), -float(special.ndtri(
         level if delta == 0 else level / 2)))[0], 0.0)
     with np.errstate(divide="ignore"):
         ratio = share / (1.0 - share) * (n_second / n_first)
