@@ -320,6 +320,21 @@ def test_report_contents():
     assert "no violation" in str(report)
 
 
+def rare_label(data, rng, size):
+    """1 with probability 0.2 on D = 1, 0.05 on D' = 0: the label 1 has ratio 4, its mirror image 0
+    only 0.95/0.8."""
+    return (rng.random(size) < (0.2 if data else 0.05)).astype(float)
+
+
+def test_a_runner_up_far_below_the_best_is_not_tested():
+    # ln 4 against ln 1.19 on the training half: the mirror-image event cannot beat the leader, so
+    # the leader is the only test and has the whole error budget
+    report = audit_pairs(rare_label, [(1, 0)], 1.0, samples=20_000, confidence=0.9, seed=25)
+    assert report.tests == 1 and report.levels == pytest.approx((0.1, 0.1))
+    assert report.pairs[0].best.event == "output == 1" or report.pairs[0].best.event == "output >= 1"
+    assert report.violation  # ln 4 = 1.39 > 1
+
+
 def test_each_side_of_the_test_half_draws_a_poisson_number_of_runs():
     # the ratio test needs the two sides' counts to be independent Poisson variables: each side of
     # each pair draws N ~ Poisson(test half) runs, from a stream of its own (reproduced by the seed)

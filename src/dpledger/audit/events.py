@@ -31,6 +31,11 @@ from .outputs import Outputs
 from .statistics import Statistic
 
 RESCORED = 32
+#: a runner-up event is tested only while its training bound is at least this share of its pair's
+#: best: it is a fallback against a leader the training half over-rated (by a few per cent, seen),
+#: and one far below would not beat the leader, whose share of the error budget it would take
+#: (a report-noisy-max's mirror-image event, 0.023 against 0.099: the leader then gets all of it)
+FALLBACK_SHARE = 0.5
 #: a statistic with at most this many distinct integer training values also gets {s == v} events
 MAX_DISCRETE_VALUES = 256
 #: thresholds ranked per statistic: its distinct training values, or this many evenly spaced among
@@ -168,9 +173,11 @@ def search_events(statistic: Statistic, first: Outputs, second: Outputs, delta: 
 
 def choose_candidates(found: list[Candidate], count: int, currencies: tuple[str, ...] = ()) -> list[Candidate]:
     """Of the candidates ``search_events`` found over a pair's statistics: the ``count`` with the
-    largest training ε bounds, then, for each of ``currencies`` (e.g. "mu"), the one with the
-    largest training bound in it."""
-    chosen = _distinct(sorted((c for c in found if c.currency == "epsilon"), key=lambda c: -c.training_bound))[:count]
+    largest training ε bounds (a runner-up only while its bound is at least ``FALLBACK_SHARE`` of
+    the best's), then, for each of ``currencies`` (e.g. "mu"), the one with the largest training
+    bound in it."""
+    ranked = _distinct(sorted((c for c in found if c.currency == "epsilon"), key=lambda c: -c.training_bound))[:count]
+    chosen = [c for c in ranked if c.training_bound >= FALLBACK_SHARE * ranked[0].training_bound]
     for currency in currencies:
         chosen += sorted((c for c in found if c.currency == currency), key=lambda c: -c.training_bound)[:1]
     return chosen

@@ -47,7 +47,8 @@ MAX_SAMPLES = 10**11
 #: training draws NumericalSVT certified 0.024 and SVT3 0.138, with 2·10^6 0.040 and 0.195
 MAX_TRAINING = 2_000_000
 #: tests per pair: the best training event and the runner-up (typically the mirror-image event in
-#: the other direction), a fallback against an event the training half over-rated
+#: the other direction), a fallback against an event the training half over-rated (tested only
+#: while its training bound is at least half the best's: ``events.FALLBACK_SHARE``)
 EVENTS_PER_PAIR = 2
 #: Currencies whose own best event ``audit_pairs`` can add to each pair's tests (a trade-off test each).
 CURRENCIES = ("mu", "rho")
@@ -206,7 +207,8 @@ def audit_pairs(fn: Callable, pairs: Iterable[tuple[object, object]], epsilon: f
     report's ``seed`` reproduces the audit. ``executor``: any ``concurrent.futures.Executor``
     (then ``fn`` and the inputs must be picklable for process pools and clusters). ``relation``:
     when given, every pair must be neighbouring under it. ``events_per_pair``: how many events
-    chosen on the training half are tested per pair (each costs Bonferroni budget).
+    chosen on the training half are tested per pair at most (each costs Bonferroni budget; a
+    runner-up far below the pair's best is not tested: ``events.FALLBACK_SHARE``).
     ``statistics``: extra reductions searched for events next to the built-in ones, each
     ``f(outputs) -> one number per run`` with ``outputs`` of shape (runs, *output shape); they
     must be fixed before sampling (any fixed function gives valid tests; see ``floating_point``)
