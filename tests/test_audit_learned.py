@@ -75,6 +75,17 @@ def prefix_sums(data, rng, size):
     return np.cumsum(answers + rng.laplace(0.0, 1.0, (size, answers.size)), axis=1)
 
 
+def test_a_vector_of_bits_gets_one_feature_per_bit_and_its_true_likelihood_ratio():
+    # a bit's z, z² and one of its two level indicators are spanned by the other and the intercept:
+    # one weight per bit is left, and it is the bit's log-likelihood ratio, 2·ε_i (an unpruned fit
+    # spreads it over four collinear features and scores every test run on all twenty)
+    rng = np.random.default_rng(0)
+    sides = [Outputs.from_batch(randomised_bits(data, rng, 30_000), 30_000) for data in (np.zeros(5), np.ones(5))]
+    score = fit_learned(*sides)
+    assert score.coefficients.size == 5
+    assert np.allclose(-score.coefficients, 2 * SHARES, atol=0.05)
+
+
 def test_the_learned_score_sees_the_increments_of_a_cumulative_output():
     # the likelihood ratio is a sum over the increments; on the running sums alone the learned
     # score certifies about 0.9, with the increments as columns about 1.28 (10^5 samples)

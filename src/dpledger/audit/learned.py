@@ -187,6 +187,22 @@ class LearnedScore(Statistic):
         return scores
 
 
+def _spanned(features: Features, varies: np.ndarray) -> np.ndarray:
+    """The features the others and the intercept already span, among those that ``varies``: a
+    discrete column's z and z² (functions of its level, as its level indicators are) and, when its
+    absent/−∞/+∞ flags never vary (it is always released, finite), its first level's indicator (its
+    indicators then sum to one). Dropping them leaves the same scores to fit and a smaller score to
+    evaluate on every test run (a vector of bits: one feature per bit instead of four)."""
+    width = len(features.columns)
+    spanned = np.zeros_like(varies)
+    spanned[3 * width:5 * width] = np.tile(features.discrete, 2)
+    columns, _ = Features._slots(features.discrete, features.levels)
+    first = np.r_[True, columns[1:] != columns[:-1]] if columns.size else np.zeros(0, dtype=bool)
+    steady = ~(varies[:width] | varies[width:2 * width] | varies[2 * width:3 * width])
+    spanned[5 * width:5 * width + columns.size] = first & steady[columns]
+    return spanned
+
+
 def fit_learned(first: Outputs, second: Outputs) -> LearnedScore | None:
     """The learned score of a pair, fitted on some of each side's training runs (``MIN_FIT_ROWS``);
     None when the outputs give fewer than two features to learn from, or when there are fewer than
@@ -201,7 +217,7 @@ def fit_learned(first: Outputs, second: Outputs) -> LearnedScore | None:
     # moments in float64 from float32 squares: numpy's std(dtype=float) copies the matrix to float64
     mean = raw.mean(axis=0, dtype=float)
     spread = np.sqrt(np.maximum(np.square(raw).mean(axis=0, dtype=float) - mean ** 2, 0.0))
-    keep = spread > 1e-6
+    keep = (spread > 1e-6) & ~_spanned(features, spread > 1e-6)
     if keep.sum() < 2:
         return None
     X = (raw[:, keep] - mean[keep].astype(np.float32)) / spread[keep].astype(np.float32)
