@@ -15,7 +15,7 @@ value z and z², one indicator per value for a column with at most ``MAX_LEVELS`
 training values (labels, categories), else indicators of v above each of its training
 ``QUANTILES`` (so that a sum of signs, the likelihood ratio of parallel Laplace noise, is a
 linear score); plus one indicator per halt reason. Features constant on
-the training half are dropped.
+the training half, or spanned by the others and the intercept (``_spanned``), are dropped.
 
 The columns are the output's and the differences of adjacent continuous columns that are finite
 on every training run: a cumulative release (prefix sums, running counts) has its likelihood
