@@ -149,3 +149,16 @@ def test_fitting_is_silent_without_touching_the_warning_filters(monkeypatch):
         patched.setattr("warnings.catch_warnings", refused)
         assert fit_learned(*sides) is not None
         assert fit_statistics(*sides, False)
+
+
+
+def test_an_audit_leaves_the_blas_thread_count_as_it_found_it():
+    # the training stage limits BLAS to one thread while its threads fit (pairs.audit_pairs)
+    from threadpoolctl import threadpool_info
+
+    def threads() -> set:
+        return {entry["num_threads"] for entry in threadpool_info() if entry["user_api"] == "blas"}
+
+    before = threads()
+    audit_pairs(mixed_answers, [(np.zeros(6), np.ones(6))], epsilon=1.5, samples=8_000, seed=0)  # a learned fit
+    assert threads() == before  # not left at one thread (a limit restored by the wrong thread would be)
