@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_info
 
 from dpledger.audit import audit_pairs
 from dpledger.audit.learned import fit_learned
@@ -151,11 +152,8 @@ def test_fitting_is_silent_without_touching_the_warning_filters(monkeypatch):
         assert fit_statistics(*sides, False)
 
 
-
 def test_an_audit_leaves_the_blas_thread_count_as_it_found_it():
     # the training stage limits BLAS to one thread while its threads fit (pairs.audit_pairs)
-    from threadpoolctl import threadpool_info
-
     def threads() -> set:
         return {entry["num_threads"] for entry in threadpool_info() if entry["user_api"] == "blas"}
 
