@@ -8,7 +8,8 @@ What is searched on which data, and why the verdict stays valid:
    held-out ε estimate (a 90% lower bound, uncorrected: it only ranks pairs). Candidates are the
    target's default pairs (its example input and some neighbours, or a mechanism's known hard
    answers), then a hill climb through neighbouring inputs from the best pairs so far
-   (``search``). Nothing learned here is a test, so it needs no correction, however many
+   (``search``); the best few are scored again on fresh, larger search samples and ranked by
+   that score. Nothing learned here is a test, so it needs no correction, however many
    candidates are scored.
 2. The ``audited_pairs`` best candidates are then fixed, and ``audit_pairs`` draws fresh outputs
    from the audit's own streams: events are chosen on its training half, and every (pair,
@@ -35,7 +36,7 @@ from .pairs import CURRENCIES, EVENTS_PER_PAIR, audit_pairs, check_samples, chec
 from .progress import tracking
 from .report import AuditReport, SearchSummary
 from .report_html import preview
-from .search import Scored, best_pairs, search_pairs
+from .search import FINAL_SAMPLES, FINALISTS, Scored, final_round, finalist_count, search_pairs
 from .targets import Target, describe_pair, resolve
 
 #: confidence of each search score: a ranking, not a test. A 90% lower bound penalises an event
@@ -126,14 +127,19 @@ def _search(resolved: Target, run: Callable[..., AuditReport], delta: float, exa
     def score(pair, index: int) -> float | None:
         return search_score(run, pair, samples, delta, _derive(entropy, (index,)))
 
+    def rescore(pair, index: int) -> float | None:  # streams (i, 1): apart from the first round's (i,)
+        return search_score(run, pair, FINAL_SAMPLES * samples, delta, _derive(entropy, (index, 1)))
+
     scored = search_pairs(score, resolved.defaults, resolved.neighbours, examples, np.random.default_rng(entropy))
     # all failed: audit some anyway, to report the failure; no search: the defaults, unscored
-    chosen = ((best_pairs(scored, count) or scored[:count]) if scored
+    chosen = ((final_round(scored, rescore, count) or scored[:count]) if scored
               else [Scored(pair, None) for pair in resolved.defaults[:count]])
     pairs = [s.pair for s in chosen]
+    finalists = finalist_count(scored, count)
     return pairs, SearchSummary(len(scored), samples if scored else 0, sum(s.score is None for s in scored),
                                 tuple(describe_pair(resolved.relation, *pair) for pair in pairs),
-                                tuple(np.nan if s.score is None else s.score for s in chosen), tuple(pairs))
+                                tuple(np.nan if s.score is None else s.score for s in chosen), tuple(pairs),
+                                finalists, FINAL_SAMPLES * samples if finalists else 0)
 
 
 def audit(target, epsilon: float | None = None, delta: float | None = None, *, pairs=None, relation=None,
@@ -151,7 +157,8 @@ def audit(target, epsilon: float | None = None, delta: float | None = None, *, p
     for functions; other targets bring theirs). ``data``: an input whose neighbours and
     look-alikes are searched (replaces an estimator's example). ``samples`` per side of each
     audited pair; ``search_examples`` candidate pairs scored on ``search_samples`` each (0: audit
-    the default pairs unscored); ``audited_pairs`` best candidates audited. ``executor``: any
+    the default pairs unscored), the best 6 again on twice as many; ``audited_pairs`` best
+    candidates audited. ``executor``: any
     ``concurrent.futures.Executor`` (e.g. ``distributed.Client.get_executor()``) or
     "processes" for a process pool on every core (the target must pickle: see ``runners``).
     ``statistics``: extra reductions for ``audit_pairs``; ``ideal_reals``: audit the claim on the
@@ -181,7 +188,8 @@ def audit(target, epsilon: float | None = None, delta: float | None = None, *, p
     own = (epsilon, delta) == tuple(resolved.claim)  # a replaced claim replaces the other currencies too
     currencies = tuple(c for c in CURRENCIES if own and c in resolved.claims)
     check_samples(samples, epsilon, delta, confidence, audited * (EVENTS_PER_PAIR + len(currencies)))
-    planned = (search_examples * search_samples if searching else 0) + audited * samples
+    finals = min(FINALISTS, search_examples) * FINAL_SAMPLES if searching and search_examples > audited else 0
+    planned = ((search_examples + finals) * search_samples if searching else 0) + audited * samples
 
     with executor_for(executor) as pool, tracking(progress, 2 * planned, "auditing") as tracker:
         _check_picklable(resolved.fn, pool, resolved.label)

@@ -167,9 +167,10 @@ class SearchSummary:
     """How ``audit`` chose the pairs it audited, on draws the audit itself never reuses.
 
     ``candidates`` pairs were scored, each on ``samples`` outputs per side; ``failed`` of them made
-    the mechanism raise; ``pairs`` describes the audited pairs, ``inputs`` holds them as (D, D')
-    and ``scores`` gives their search estimates of ε (events chosen on one half of the search
-    sample, counted on the other).
+    the mechanism raise; the best ``finalists`` were scored again on ``final_samples`` fresh
+    outputs per side and ranked by that score alone; ``pairs`` describes the audited pairs,
+    ``inputs`` holds them as (D, D') and ``scores`` gives their last search estimates of ε (events
+    chosen on one half of the search sample, counted on the other).
     """
 
     candidates: int
@@ -178,9 +179,12 @@ class SearchSummary:
     pairs: tuple[str, ...]
     scores: tuple[float, ...]
     inputs: tuple[tuple[object, object], ...] = attrs.field(default=(), eq=False, repr=False)
+    finalists: int = 0
+    final_samples: int = 0
 
     def __str__(self) -> str:
         lines = [f"  pairs found by scoring {self.candidates} candidate(s) on {self.samples} samples per side"
+                 + (f", the best {self.finalists} again on {self.final_samples}" if self.finalists else "")
                  + (f" ({self.failed} made the mechanism fail)" if self.failed else "")]
         lines += [f"    pair {index}: {pair} ({_estimate(score)})"
                   for index, (pair, score) in enumerate(zip(self.pairs, self.scores))]
