@@ -30,9 +30,9 @@ ATTEMPTS = 10
 #: (the answer relations' five patterns in the given order, then in random orders)
 LISTED = 10
 #: the best this many candidates are scored again, on ``FINAL_SAMPLES`` times the first round's
-#: samples (on the sparse vector variant 3 of the benchmark, the half-up-half-down pair scored 6th
-#: of 20 at 2.5·10^5 per side and first of 6 at 10^6, on 3 seeds of 3; audited at 2·10^7 it
-#: certifies 0.199 against 0.137 for the first round's best)
+#: samples (DP-Sniper's sparse vector variant 3 from all-ones: the half-up-half-down pair scored
+#: 6th of 20 at 2.5·10^5 per side and first of 6 at 5·10^5; audited alone at 2·10^7 it certifies
+#: 0.171 against 0.137 for the first round's best)
 FINALISTS = 6
 FINAL_SAMPLES = 2
 
