@@ -134,6 +134,16 @@ def test_the_same_search_runs_the_same_in_two_programs(tmp_path):
     assert first == second and len(first["seen"]) >= 15
 
 
+def test_loading_the_plugin_loads_no_numerics():
+    # pytest loads the plugin in every project where dpledger is installed: its start must not pay
+    # for the auditor's imports (they took 2 s of each pytest start)
+    code = ("import sys, dpledger.testing.plugin, dpledger.testing as t; "
+            "print([m for m in ('dpledger.audit.auditor', 'dp_accounting', 'scipy', 'numpy') if m in sys.modules]); "
+            "t.assert_private; print('dpledger.audit.auditor' in sys.modules)")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert loaded.stdout.splitlines() == ["[]", "True"], loaded.stdout + loaded.stderr
+
+
 def test_the_plugin_audits_every_registered_estimator_when_asked(pytester):
     pytester.makepyfile("def test_nothing():\n    pass\n")
     result = pytester.runpytest_subprocess("--collect-only", "-q", "--dpledger-audit=all")

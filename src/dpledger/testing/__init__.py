@@ -1,7 +1,11 @@
 """Privacy tests for estimator authors: ``assert_private`` (hypothesis searches neighbouring
 pairs, fresh samples decide, violations shrink to a small pair) and a pytest plugin
-(``dpledger.testing.plugin``: the ``privacy`` marker and ``pytest --dpledger-audit``)."""
+(``dpledger.testing.plugin``: the ``privacy`` marker and ``pytest --dpledger-audit``).
 
-from .assertion import PrivacyViolation, assert_private
+Names are imported on first use: pytest loads the plugin in every project where dpledger is
+installed, and the auditor's imports (hypothesis, scipy, dp-accounting) took 2 s of each start.
+"""
 
-__all__ = ["PrivacyViolation", "assert_private"]
+from .._lazy import exports
+
+__getattr__, __dir__, __all__ = exports(__name__, {"assertion": ("PrivacyViolation", "assert_private")})
