@@ -18,7 +18,7 @@ import dpledger as dp
 from dpledger.audit import audit, audit_pairs, command
 from dpledger.audit.progress import Tracker
 from dpledger.audit.runners import encode, histogram_vector
-from dpledger.audit.search import FINALISTS, Scored, best_pairs, final_round, finalist_count, search_pairs
+from dpledger.audit.search import FINALISTS, Scored, best_pairs, final_round, finalists_of, search_pairs
 from dpledger.graph import registry
 from dpledger.mechanisms import Laplace
 from dpledger.mechanisms.histogram import Histogram
@@ -104,16 +104,16 @@ def test_search_climbs_through_neighbours_towards_higher_scores():
 
 
 def test_the_final_round_ranks_the_best_candidates_by_their_fresh_scores_alone():
-    # first-round scores favour the luckiest draws; the finalists are ranked again on fresh ones
-    scored = [Scored((index, index), float(index)) for index in range(10)] + [Scored((10, 10), None)]
+    # first-round scores favour the luckiest draws; the better half are ranked again on fresh ones
+    scored = [Scored((index, index), float(index)) for index in range(20)] + [Scored((20, 20), None)]
     rescored = []
 
     def rescore(pair, index):
         rescored.append(index)
         return -float(pair[0])  # the fresh scores reverse the first round's order
     finals = final_round(scored, rescore, 2)
-    assert [s.pair[0] for s in finals] == [10 - FINALISTS, 11 - FINALISTS] and rescored == list(range(FINALISTS))
-    assert finalist_count(scored, 2) == FINALISTS and finalist_count(scored[:2], 2) == 0
+    assert [s.pair[0] for s in finals] == [20 - FINALISTS, 21 - FINALISTS] and rescored == list(range(FINALISTS))
+    assert [finalists_of(n, 2) for n in (1, 2, 3, 5, 8, 20)] == [0, 0, 3, 3, 4, FINALISTS]
     # nothing left to choose: no fresh draws spent
     assert final_round(scored[:2], lambda pair, index: pytest.fail("rescored"), 2) == best_pairs(scored[:2], 2)
 

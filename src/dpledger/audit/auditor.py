@@ -36,7 +36,7 @@ from .pairs import CURRENCIES, EVENTS_PER_PAIR, audit_pairs, check_samples, chec
 from .progress import tracking
 from .report import AuditReport, SearchSummary
 from .report_html import preview
-from .search import FINAL_SAMPLES, FINALISTS, Scored, final_round, finalist_count, search_pairs
+from .search import FINAL_SAMPLES, Scored, final_round, finalists_of, search_pairs
 from .targets import Target, describe_pair, resolve
 
 #: confidence of each search score: a ranking, not a test. A 90% lower bound penalises an event
@@ -135,7 +135,7 @@ def _search(resolved: Target, run: Callable[..., AuditReport], delta: float, exa
     chosen = ((final_round(scored, rescore, count) or scored[:count]) if scored
               else [Scored(pair, None) for pair in resolved.defaults[:count]])
     pairs = [s.pair for s in chosen]
-    finalists = finalist_count(scored, count)
+    finalists = finalists_of(sum(s.score is not None for s in scored), count)
     return pairs, SearchSummary(len(scored), samples if scored else 0, sum(s.score is None for s in scored),
                                 tuple(describe_pair(resolved.relation, *pair) for pair in pairs),
                                 tuple(np.nan if s.score is None else s.score for s in chosen), tuple(pairs),
@@ -157,8 +157,8 @@ def audit(target, epsilon: float | None = None, delta: float | None = None, *, p
     for functions; other targets bring theirs). ``data``: an input whose neighbours and
     look-alikes are searched (replaces an estimator's example). ``samples`` per side of each
     audited pair; ``search_examples`` candidate pairs scored on ``search_samples`` each (0: audit
-    the default pairs unscored), the best 6 again on twice as many; ``audited_pairs`` best
-    candidates audited. ``executor``: any
+    the default pairs unscored), the better half (at most 6) again on twice as many;
+    ``audited_pairs`` best candidates audited. ``executor``: any
     ``concurrent.futures.Executor`` (e.g. ``distributed.Client.get_executor()``) or
     "processes" for a process pool on every core (the target must pickle: see ``runners``).
     ``statistics``: extra reductions for ``audit_pairs``; ``ideal_reals``: audit the claim on the
@@ -188,7 +188,7 @@ def audit(target, epsilon: float | None = None, delta: float | None = None, *, p
     own = (epsilon, delta) == tuple(resolved.claim)  # a replaced claim replaces the other currencies too
     currencies = tuple(c for c in CURRENCIES if own and c in resolved.claims)
     check_samples(samples, epsilon, delta, confidence, audited * (EVENTS_PER_PAIR + len(currencies)))
-    finals = min(FINALISTS, search_examples) * FINAL_SAMPLES if searching and search_examples > audited else 0
+    finals = finalists_of(search_examples, audited) * FINAL_SAMPLES if searching else 0
     planned = ((search_examples + finals) * search_samples if searching else 0) + audited * samples
 
     with executor_for(executor) as pool, tracking(progress, 2 * planned, "auditing") as tracker:

@@ -5,7 +5,7 @@ fresh samples. Candidates are the given pairs (e.g. the example input and some n
 first, then a hill climb on the relation's ``neighbours``: start from one of the ``ELITE``
 best pairs so far, step to a neighbour D̃ of its D or D', and score (D̃, a neighbour of D̃). It
 moves through inputs of any relation that can list neighbours, including a caller's own.
-The ``FINALISTS`` best are then scored again on fresh, larger samples, and ranked by that score
+The better half (at most ``FINALISTS``) are then scored again on fresh, larger samples, and ranked by that score
 alone: the best first-round scores are partly the luckiest draws (a winner's curse), and a
 fresh score is not selected on its own noise.
 
@@ -16,6 +16,7 @@ would find different pairs in different programs; this one depends on its seed a
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Iterator, Sequence
 
 import attrs
@@ -29,8 +30,8 @@ ATTEMPTS = 10
 #: a climb step takes a neighbour at a random place among the first this many a relation lists
 #: (the answer relations' five patterns in the given order, then in random orders)
 LISTED = 10
-#: the best this many candidates are scored again, on ``FINAL_SAMPLES`` times the first round's
-#: samples (DP-Sniper's sparse vector variant 3 from all-ones: the half-up-half-down pair scored
+#: the better half of the candidates, at most this many, are scored again on ``FINAL_SAMPLES``
+#: times the first round's samples (DP-Sniper's sparse vector variant 3 from all-ones: the half-up-half-down pair scored
 #: 6th of 20 at 2.5·10^5 per side and first of 6 at 5·10^5; audited alone at 2·10^7 it certifies
 #: 0.171 against 0.137 for the first round's best)
 FINALISTS = 6
@@ -89,16 +90,17 @@ def search_pairs(score: Callable[[tuple[object, object], int], float | None], gi
 
 def final_round(scored: Sequence[Scored], rescore: Callable[[tuple[object, object], int], float | None],
                 count: int) -> list[Scored]:
-    """The ``count`` best of the ``FINALISTS`` best candidates, each ranked by ``rescore(pair,
-    index)`` on fresh draws (``index`` its place among the finalists); as ranked when no more than
-    ``count`` are left to choose from."""
-    finalists = best_pairs(scored, max(FINALISTS, count))
-    if not finalist_count(scored, count):
+    """The ``count`` best of the best candidates (``finalists``), each ranked by ``rescore(pair,
+    index)`` on fresh draws (``index`` its place among the finalists)."""
+    finalists = best_pairs(scored, finalists_of(len(best_pairs(scored, len(scored))), count) or count)
+    if len(finalists) <= count:
         return finalists
     return best_pairs([Scored(s.pair, rescore(s.pair, index)) for index, s in enumerate(finalists)], count)
 
 
-def finalist_count(scored: Sequence[Scored], count: int) -> int:
-    """How many candidates ``final_round`` scores again: none when ``count`` leaves nothing to choose."""
-    finalists = len(best_pairs(scored, max(FINALISTS, count)))
-    return finalists if finalists > count else 0
+def finalists_of(candidates: int, count: int) -> int:
+    """How many of ``candidates`` scored pairs the final round scores again to choose ``count``: the
+    better half, at least ``count`` + 1 and at most ``FINALISTS``; none when there is nothing to choose."""
+    if candidates <= count:
+        return 0
+    return min(candidates, max(count + 1, min(FINALISTS, math.ceil(candidates / 2))))
