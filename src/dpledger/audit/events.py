@@ -88,7 +88,7 @@ def _counts(sorted_values: np.ndarray, thresholds: np.ndarray) -> dict[str, np.n
     return {">=": len(sorted_values) - below, "<=": up_to, "==": up_to - below}
 
 
-def _approximate(currency: str, first: np.ndarray, n_first: int, second: np.ndarray, n_second: int,
+def _approximate(currency: str, first: np.ndarray, n_first, second: np.ndarray, n_second,
                  delta: float, level: float) -> tuple[np.ndarray, np.ndarray]:
     """(ratio test, trade-off test) training bounds of every threshold in ``currency``, with Wilson
     bounds in place of Clopper–Pearson (a ranking only; a ρ test is ranked by its μ bound, which
@@ -96,7 +96,7 @@ def _approximate(currency: str, first: np.ndarray, n_first: int, second: np.ndar
     z = -float(special.ndtri(level / 2))  # the normal's upper quantile, without scipy.stats' overhead
     p_lower, p_upper = wilson_bounds(first, n_first, z)[0], wilson_bounds(second, n_second, z)[1]
     if currency != "epsilon":
-        return np.full(len(first), -np.inf), mu_lower_bound(p_lower, p_upper)
+        return np.full(np.shape(first), -np.inf), mu_lower_bound(p_lower, p_upper)
     total = first + second
     share = np.where(total > 0, wilson_bounds(first, np.maximum(total, 1), -float(special.ndtri(
         level if delta == 0 else level / 2)))[0], 0.0)
@@ -105,7 +105,7 @@ def _approximate(currency: str, first: np.ndarray, n_first: int, second: np.ndar
     return ratio_epsilon(ratio, p_lower, delta), epsilon_lower_bound(p_lower, p_upper, delta)
 
 
-def training_bound(currency: str, first, n_first: int, second, n_second: int, delta: float,
+def training_bound(currency: str, first, n_first, second, n_second, delta: float,
                    level: float) -> tuple[np.ndarray, np.ndarray]:
     """(ratio test, trade-off test) bounds a test of budget ``level`` would certify in ``currency``
     if the test half gave these counts. For ε both are valid and the training half picks, per
@@ -121,17 +121,22 @@ def training_bound(currency: str, first, n_first: int, second, n_second: int, de
             epsilon_lower_bound(p_lower, p_upper, delta))
 
 
-def _best_threshold(first: np.ndarray, n_first: int, second: np.ndarray, n_second: int,
-                    delta: float, level: float, currency: str = "epsilon") -> tuple[int, float, str]:
-    """(index, training bound, route) of the threshold and test with the largest training bound for
-    counts ``first`` over ``second`` in ``currency`` (``training_bound``): ranked approximately,
-    the best ``RESCORED`` exactly."""
+def _best_thresholds(first: np.ndarray, n_first: np.ndarray, second: np.ndarray, n_second: np.ndarray,
+                     delta: float, level: float, currency: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each row of counts ``first`` over ``second`` (one row per operator and direction, with its
+    sizes in the column vectors ``n_first``, ``n_second``): the index, training bound and route
+    (True: ratio) of the threshold and test with the largest training bound in ``currency``
+    (``training_bound``): ranked approximately, the best ``RESCORED`` exactly. All rows in one
+    call each: an audit's small samples made the calls' overhead most of its event search."""
     approximate = np.maximum(*_approximate(currency, first, n_first, second, n_second, delta, level))
-    top = np.argpartition(-approximate, RESCORED)[:RESCORED] if len(approximate) > RESCORED else np.arange(len(approximate))
-    ratio, trade_off = training_bound(currency, first[top], n_first, second[top], n_second, delta, level)
+    width = approximate.shape[1]
+    top = (np.argpartition(-approximate, RESCORED, axis=1)[:, :RESCORED] if width > RESCORED
+           else np.broadcast_to(np.arange(width), approximate.shape))
+    ratio, trade_off = training_bound(currency, np.take_along_axis(first, top, 1), n_first,
+                                      np.take_along_axis(second, top, 1), n_second, delta, level)
     exact = np.maximum(ratio, trade_off)
-    best = int(np.argmax(exact))
-    return int(top[best]), float(exact[best]), "ratio" if ratio[best] >= trade_off[best] else "trade-off"
+    rows, best = np.arange(len(top)), np.argmax(exact, axis=1)
+    return top[rows, best], exact[rows, best], ratio[rows, best] >= trade_off[rows, best]
 
 
 def search_events(statistic: Statistic, first: Outputs, second: Outputs, delta: float, level: float,
@@ -158,16 +163,20 @@ def search_events(statistic: Statistic, first: Outputs, second: Outputs, delta: 
         thresholds = thresholds[np.linspace(0, thresholds.size - 1, MAX_THRESHOLDS).round().astype(int)]
     selection_level = level / max(1.0, math.log(thresholds.size) ** 2)
     counts = [_counts(side, thresholds) for side in ordered]
+    rows = [(op, reverse) for op in ops for reverse in (False, True)]  # reverse: M(D') over M(D)
+    first_side = [1 if reverse else 0 for _, reverse in rows]
+    first_counts = np.stack([counts[a][op] for (op, _), a in zip(rows, first_side)])
+    second_counts = np.stack([counts[1 - a][op] for (op, _), a in zip(rows, first_side)])
+    n_first = np.array([[sizes[a]] for a in first_side], dtype=float)
+    n_second = np.array([[sizes[1 - a]] for a in first_side], dtype=float)
     found = []
     for currency in currencies:
-        for op in ops:
-            for reverse in (False, True):
-                a, b = (1, 0) if reverse else (0, 1)
-                index, bound, route = _best_threshold(counts[a][op], sizes[a], counts[b][op], sizes[b], delta,
-                                                      selection_level, currency)
-                if bound > 0:  # an event no more likely under one side than the other cannot certify anything
-                    found.append(Candidate(Event(statistic, op, float(thresholds[index])), reverse, bound, currency,
-                                           route))
+        indices, bounds, ratios = _best_thresholds(first_counts, n_first, second_counts, n_second, delta,
+                                                   selection_level, currency)
+        for (op, reverse), index, bound, ratio in zip(rows, indices, bounds, ratios):
+            if bound > 0:  # an event no more likely under one side than the other cannot certify anything
+                found.append(Candidate(Event(statistic, op, float(thresholds[index])), reverse, float(bound),
+                                       currency, "ratio" if ratio else "trade-off"))
     return found
 
 
