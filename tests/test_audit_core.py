@@ -135,14 +135,16 @@ def test_each_event_gets_the_test_its_training_counts_rate_higher():
     # the same counts, the same error budget: one bound on p/q, or p̲ and p̄ at half each. The ratio
     # test wins on rare events (Poisson and binomial counts vary alike), bounding p and q apart on
     # common ones (a binomial count near its size varies less); the training half picks per event.
-    from dpledger.audit.events import _best_threshold, training_bound
+    from dpledger.audit.events import _best_thresholds, training_bound
 
     level, size = 0.05, 10_000
     for counts, better in [((500, 300), "ratio"), ((120, 40), "ratio"), ((30, 0), "ratio"),
                            ((9_000, 8_000), "trade-off")]:
         ratio, apart = training_bound("epsilon", np.array([counts[0]]), size, np.array([counts[1]]), size, 0.0, level)
         assert (ratio[0] > apart[0]) == (better == "ratio"), (counts, ratio, apart)
-        assert _best_threshold(np.array([counts[0]]), size, np.array([counts[1]]), size, 0.0, level)[2] == better
+        n = np.array([[size]], dtype=float)
+        chosen = _best_thresholds(np.array([[counts[0]]]), n, np.array([[counts[1]]]), n, 0.0, level, "epsilon")
+        assert chosen[2][0] == (better == "ratio")
 
 
 @pytest.mark.parametrize("tests, leads", [(1, 1), (2, 1), (3, 2), (8, 1), (9, 2), (40, 1), (5, 0)])
