@@ -56,6 +56,7 @@ def test_search_finds_the_pairs_that_break_an_estimator(registered):
     assert report.violation and report.ok, str(report)
     assert report.claimed == (1.0, 0.0) and report.target.startswith("test.unclipped_sum")
     assert report.search.candidates == 20 and report.search.samples == 1_000
+    assert report.search.finalists == FINALISTS and "the best 6 again on 2000 fresh ones" in str(report)
     assert report.epsilon_lower_bound > 1.5  # the search found pairs far outside [0, 1]
     assert all(description.startswith("row ") for description in report.search.pairs)
     correct = audit("test.sum", samples=20_000, confidence=STRICT, seed=1)
