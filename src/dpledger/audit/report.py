@@ -184,7 +184,8 @@ class SearchSummary:
 
     def __str__(self) -> str:
         lines = [f"  pairs found by scoring {self.candidates} candidate(s) on {self.samples} samples per side"
-                 + (f", the best {self.finalists} again on {self.final_samples} fresh ones" if self.finalists else "")
+                 + (f", the best {self.finalists} again on {self.final_samples} fresh ones"
+                    if self.finalists else "")
                  + (f" ({self.failed} made the mechanism fail)" if self.failed else "")]
         lines += [f"    pair {index}: {pair} ({_estimate(score)})"
                   for index, (pair, score) in enumerate(zip(self.pairs, self.scores))]

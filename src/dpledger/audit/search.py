@@ -5,9 +5,9 @@ fresh samples. Candidates are the given pairs (e.g. the example input and some n
 first, then a hill climb on the relation's ``neighbours``: start from one of the ``ELITE``
 best pairs so far, step to a neighbour D̃ of its D or D', and score (D̃, a neighbour of D̃). It
 moves through inputs of any relation that can list neighbours, including a caller's own.
-The better half (at most ``FINALISTS``) are then scored again on fresh, larger samples, and ranked by that score
-alone: the best first-round scores are partly the luckiest draws (a winner's curse), and a
-fresh score is not selected on its own noise.
+The better half (at most ``FINALISTS``) are then scored again on fresh, larger samples and
+ranked by that score alone: the best first-round scores are partly the luckiest draws (a
+winner's curse), and a fresh score is not selected on its own noise.
 
 Why not hypothesis (whose strategies live in ``strategies``): its generator also draws
 constants it collects from whichever local modules happen to be imported, so a seeded search
@@ -31,9 +31,9 @@ ATTEMPTS = 10
 #: (the answer relations' five patterns in the given order, then in random orders)
 LISTED = 10
 #: the better half of the candidates, at most this many, are scored again on ``FINAL_SAMPLES``
-#: times the first round's samples (DP-Sniper's sparse vector variant 3 from all-ones: the half-up-half-down pair scored
-#: 6th of 20 at 2.5·10^5 per side and first of 6 at 5·10^5; audited alone at 2·10^7 it certifies
-#: 0.171 against 0.137 for the first round's best)
+#: times the first round's samples (DP-Sniper's sparse vector variant 3 from all-ones: the
+#: half-up-half-down pair scored 6th of 20 at 2.5·10^5 per side and first of 6 at 5·10^5;
+#: audited alone at 2·10^7 it certifies 0.171 against 0.137 for the first round's best)
 FINALISTS = 6
 FINAL_SAMPLES = 2
 
@@ -90,11 +90,12 @@ def search_pairs(score: Callable[[tuple[object, object], int], float | None], gi
 
 def final_round(scored: Sequence[Scored], rescore: Callable[[tuple[object, object], int], float | None],
                 count: int) -> list[Scored]:
-    """The ``count`` best of the best candidates (``finalists``), each ranked by ``rescore(pair,
-    index)`` on fresh draws (``index`` its place among the finalists)."""
-    finalists = best_pairs(scored, finalists_of(len(best_pairs(scored, len(scored))), count) or count)
-    if len(finalists) <= count:
-        return finalists
+    """The ``count`` best candidates: the ``finalists_of`` best ranked by ``rescore(pair, index)``
+    on fresh draws (``index`` its place among the finalists), or as scored when there are no more
+    than ``count`` to choose from."""
+    finalists = best_pairs(scored, finalists_of(sum(s.score is not None for s in scored), count))
+    if not finalists:
+        return best_pairs(scored, count)
     return best_pairs([Scored(s.pair, rescore(s.pair, index)) for index, s in enumerate(finalists)], count)
 
 
