@@ -115,6 +115,9 @@ def test_the_final_round_ranks_the_best_candidates_by_their_fresh_scores_alone()
     finals = final_round(scored, rescore, 2)
     assert [s.pair[0] for s in finals] == [20 - FINALISTS, 21 - FINALISTS] and rescored == list(range(FINALISTS))
     assert [finalists_of(n, 2) for n in (1, 2, 3, 5, 8, 20)] == [0, 0, 3, 3, 4, FINALISTS]
+    # a finalist that fails on its fresh draws ranks last, but still fills the audited pairs
+    failing = final_round(scored, lambda pair, index: 1.0 if index == 3 else None, 2)
+    assert [s.pair[0] for s in failing] == [16, 19] and [s.score for s in failing] == [1.0, None]
     # nothing left to choose: no fresh draws spent
     assert final_round(scored[:2], lambda pair, index: pytest.fail("rescored"), 2) == best_pairs(scored[:2], 2)
 

@@ -92,11 +92,14 @@ def final_round(scored: Sequence[Scored], rescore: Callable[[tuple[object, objec
                 count: int) -> list[Scored]:
     """The ``count`` best candidates: the ``finalists_of`` best ranked by ``rescore(pair, index)``
     on fresh draws (``index`` its place among the finalists), or as scored when there are no more
-    than ``count`` to choose from."""
+    than ``count`` to choose from. A finalist whose fresh draws failed (None) ranks after those
+    that did not, in its first-round place, and is still audited if it is needed to make up
+    ``count``: its audit reports the failure."""
     finalists = best_pairs(scored, finalists_of(sum(s.score is not None for s in scored), count))
     if not finalists:
         return best_pairs(scored, count)
-    return best_pairs([Scored(s.pair, rescore(s.pair, index)) for index, s in enumerate(finalists)], count)
+    rescored = [Scored(s.pair, rescore(s.pair, index)) for index, s in enumerate(finalists)]
+    return sorted(rescored, key=lambda s: (s.score is None, 0.0 if s.score is None else -s.score))[:count]
 
 
 def finalists_of(candidates: int, count: int) -> int:
