@@ -153,7 +153,9 @@ def search_events(statistic: Statistic, first: Outputs, second: Outputs, delta: 
     values = statistic(first), statistic(second)
     sizes = len(first), len(second)
     ordered = [np.sort(v[~np.isnan(v)]) for v in values]
-    thresholds = np.unique(np.concatenate(ordered))
+    merged = np.concatenate(ordered)
+    merged.sort(kind="stable")  # two sorted runs: a merge, twice as fast as np.unique's sort
+    thresholds = merged[np.r_[True, merged[1:] != merged[:-1]]] if merged.size else merged
     if thresholds.size == 0:
         return []
     ops = statistic.ops

@@ -25,6 +25,7 @@ ratio in the increments, which no feature of one coordinate shows.
 from __future__ import annotations
 
 import functools
+from typing import Iterator
 
 import attrs
 import numpy as np
@@ -69,32 +70,47 @@ class Features:
     def raw(self, outputs: Outputs, keep: np.ndarray | None = None) -> np.ndarray:
         """The unstandardised features, shape (runs, all features), or only the ``keep`` ones (a
         boolean mask over all), computed alone: the same values as ``raw(outputs)[:, keep]``."""
-        values = _columns(outputs.values, self.steps, self.columns)
+        found = [np.asarray(feature, dtype=np.float32) for feature in self.each(outputs, keep)]
+        return np.stack(found, axis=1) if found else np.zeros((len(outputs), 0), dtype=np.float32)
+
+    def each(self, outputs: Outputs, keep: np.ndarray | None = None) -> Iterator[np.ndarray]:
+        """Every feature (or only the ``keep`` ones) as one array over the runs, in feature order:
+        an indicator as booleans, a value as float32. Computed a column at a time on contiguous
+        rows, so scoring a run costs a pass per kept feature and no feature matrix."""
+        rows = _column_rows(outputs.values, self.steps, self.columns)
         # one indicator per (column, level) slot that holds a level, in slot order (a NaN slot's
         # indicator is 0 on every run: the fit drops it, so it is not computed)
         equal_at, equal_to = self._slots(self.discrete, self.levels)
         above_at, above_than = self._slots(~self.discrete, self.levels[:, :len(QUANTILES)])
-        width, standardised = values.shape[1], functools.cache(lambda: self._z(values))
-        blocks = [(width, lambda v, at: np.isnan(v[:, at])), (width, lambda v, at: v[:, at] == -np.inf),
-                  (width, lambda v, at: v[:, at] == np.inf), (width, lambda v, at: standardised()[:, at]),
-                  (width, lambda v, at: standardised()[:, at] ** 2),
-                  (len(equal_at), lambda v, at: v[:, equal_at[at]] == equal_to[at]),
-                  (len(above_at), lambda v, at: v[:, above_at[at]] > above_than[at])]
-        blocks += [(1, lambda v, at, reason=reason: np.broadcast_to((outputs.reasons == reason)[:, None],
-                                                                    (len(v), len(at)))) for reason in self.reasons]
-        parts, start = [], 0
-        with np.errstate(invalid="ignore"):  # NaN (absent) compares False
-            for size, block in blocks:
-                at = np.arange(size) if keep is None else np.flatnonzero(keep[start:start + size])
-                start += size
-                if at.size:
-                    parts.append(np.asarray(block(values, at), dtype=np.float32))
-        return np.concatenate(parts, axis=1) if parts else np.zeros((len(values), 0), dtype=np.float32)
+        width = len(self.columns)
+        kinds = [(kind, column, None) for kind in ("absent", "-inf", "+inf", "z", "z²") for column in range(width)]
+        kinds += [("==", column, level) for column, level in zip(equal_at, equal_to)]
+        kinds += [(">", column, level) for column, level in zip(above_at, above_than)]
+        kinds += [("reason", None, reason) for reason in self.reasons]
+        standardised = functools.cache(lambda column: self._z(rows[column], column))  # for z and z²
+        for index, (kind, column, level) in enumerate(kinds):
+            if keep is not None and not keep[index]:
+                continue
+            values = None if column is None else rows[column]
+            if kind == "absent":
+                yield np.isnan(values)
+            elif kind in ("-inf", "+inf"):
+                yield values == (-np.inf if kind == "-inf" else np.inf)
+            elif kind == "z":
+                yield standardised(column).astype(np.float32)
+            elif kind == "z²":
+                yield (standardised(column) ** 2).astype(np.float32)
+            elif kind == "==":
+                yield values == level  # NaN (absent) compares False
+            elif kind == ">":
+                yield values > level
+            else:
+                yield outputs.reasons == level
 
-    def _z(self, values: np.ndarray) -> np.ndarray:
-        """The standardised finite values (the centre where not finite), clipped to ±50."""
-        return np.clip((np.where(np.isfinite(values), values, self.centre) - self.centre) / self.scale, -50, 50)
-
+    def _z(self, values: np.ndarray, column: int) -> np.ndarray:
+        """Column ``column``'s standardised finite values (its centre where not finite), clipped to ±50."""
+        centre = self.centre[column]
+        return np.clip((np.where(np.isfinite(values), values, centre) - centre) / self.scale[column], -50, 50)
 
     @staticmethod
     def _slots(rows: np.ndarray, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -103,13 +119,17 @@ class Features:
         return chosen[0], levels[chosen]
 
 
-def _columns(values: np.ndarray, steps: np.ndarray, columns: np.ndarray | None = None) -> np.ndarray:
-    """The output columns followed by the increments, column j+1 minus column j for every j in
-    ``steps``; only the ``columns`` (sorted indices into that list) when given."""
-    width = values.shape[1]
-    columns = np.arange(width + len(steps)) if columns is None else columns
+def _column_rows(values: np.ndarray, steps: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """One contiguous row per entry of ``columns`` (sorted indices into the output columns followed
+    by the increments, column j+1 minus column j for every j in ``steps``): ``_columns(...).T``."""
+    width, by_column = values.shape[1], np.ascontiguousarray(values.T)
     own, step = columns[columns < width], steps[columns[columns >= width] - width]
-    return np.concatenate([values[:, own], values[:, step + 1] - values[:, step]], axis=1)
+    return np.concatenate([by_column[own], by_column[step + 1] - by_column[step]])
+
+
+def _columns(values: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """The output columns followed by the increments, column j+1 minus column j for every j in ``steps``."""
+    return np.concatenate([values, values[:, steps + 1] - values[:, steps]], axis=1)
 
 
 def _steps(values: np.ndarray) -> np.ndarray:
@@ -179,11 +199,10 @@ class LearnedScore(Statistic):
     def __call__(self, outputs: Outputs) -> np.ndarray:
         scores = np.full(len(outputs), self.intercept)
         for start in range(0, len(outputs), CHUNK):
-            part = outputs.rows(start, start + CHUNK)
-            features = np.ascontiguousarray(self.features.raw(part, self.keep).T)
             chunk = scores[start:start + CHUNK]
-            for column, coefficient in zip(features, self.coefficients):  # a fixed order: the same bits
-                chunk += column * coefficient                                # on any machine or BLAS
+            features = self.features.each(outputs.rows(start, start + CHUNK), self.keep)
+            for feature, coefficient in zip(features, self.coefficients):  # a fixed order: the same bits
+                chunk += feature * coefficient                              # on any machine or BLAS
         return scores
 
 

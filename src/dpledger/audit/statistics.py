@@ -59,10 +59,15 @@ class ValueStatistic(Statistic):
     def __call__(self, outputs: Outputs) -> np.ndarray:
         if outputs.shape is None:  # every run halted
             return np.full(len(outputs), np.nan)
-        values = np.array(self._reduce(outputs.values), dtype=float)
-        if not outputs.fields:  # an observation's halted run may have released the values read
-            values[outputs.halted] = np.nan
-        return values
+        if outputs.fields:  # an observation's halted run may have released the values read
+            return np.array(self._reduce(outputs.values), dtype=float)
+        return self.on_rows(outputs.values, ~outputs.halted)
+
+    def on_rows(self, values: np.ndarray, released: np.ndarray) -> np.ndarray:
+        """The statistic of rows ``values``, NaN where not ``released``."""
+        result = np.array(self._reduce(values), dtype=float)
+        result[~released] = np.nan
+        return result
 
     @abc.abstractmethod
     def _reduce(self, values: np.ndarray) -> np.ndarray:
@@ -235,7 +240,7 @@ class FieldStatistic(Statistic):
     release it (whether or not they halted later). A field is released where its first column is
     a number (``runners.encode`` pads variable-length values with NaN after it)."""
 
-    inner: Statistic
+    inner: ValueStatistic
     field: str
 
     @property
@@ -247,14 +252,13 @@ class FieldStatistic(Statistic):
         return self.inner.ops
 
     def __call__(self, outputs: Outputs) -> np.ndarray:
-        return self.inner(field_outputs(outputs, self.field))
+        return self.inner.on_rows(*field_values(outputs, self.field))
 
 
-def field_outputs(outputs: Outputs, field: str) -> Outputs:
-    """The columns of ``field`` as plain outputs, "released" exactly where the field is present."""
+def field_values(outputs: Outputs, field: str) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of ``field`` and where the field is present (released)."""
     values = outputs.values[:, outputs.columns(field)]
-    present = ~np.isnan(values[:, 0]) if values.shape[1] else np.zeros(len(values), dtype=bool)
-    return Outputs(values, np.where(present, "", "absent"), (values.shape[1],))
+    return values, ~np.isnan(values[:, 0]) if values.shape[1] else np.zeros(len(values), dtype=bool)
 
 
 def nan_moments(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -334,7 +338,7 @@ def fit_statistics(first: Outputs, second: Outputs, ideal_reals: bool = False) -
     found: list[Statistic] = []
     if first.fields:
         for field, width in first.fields:
-            parts = field_outputs(first, field).released, field_outputs(second, field).released
+            parts = [values[present] for values, present in (field_values(side, field) for side in (first, second))]
             inner = [Output()] if width == 1 else _vector_statistics(*parts, (width,))
             inner += _real_statistics(*parts, ideal_reals)
             found.extend(FieldStatistic(statistic, field) for statistic in inner)
