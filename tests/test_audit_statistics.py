@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import functools
 
+import attrs
 import numpy as np
 import pytest
 
-from dpledger.audit.events import search_events
+from dpledger.audit.counting import Counter
+from dpledger.audit.events import Event, search_events
 from dpledger.audit.outputs import NAN_REASON, Outputs
 from dpledger.audit.pairs import audit_pairs
 from dpledger.audit.sampling import accepts_size, batch_sizes
-from dpledger.audit.statistics import Halted, HammingToMode, MeanDifferenceProjection, Output, PlusOnes, fit_statistics
+from dpledger.audit.statistics import (Halted, HammingToMode, MeanDifferenceProjection, Output, PlusOnes, Statistic,
+                                       fit_statistics)
 
 
 def test_outputs_keep_halt_reasons_apart():
@@ -89,3 +92,23 @@ def test_batched_fn_is_detected_from_its_signature():
 def test_batches_cover_every_sample(total):
     sizes = batch_sizes(total)
     assert sum(sizes) == total and max(sizes) <= 65_536 and len(sizes) <= max(16, total // 65_536 + 1)
+
+
+def test_a_counter_computes_a_statistic_once_per_batch_for_all_its_events():
+    # a learned score's two tails are two events on one statistic: scoring a batch twice doubled its cost
+    @attrs.frozen(eq=False)
+    class Counted(Statistic):
+        calls: list = attrs.field(factory=list)
+        name = "counted output"
+
+        def __call__(self, outputs):
+            self.calls.append(len(outputs))
+            return outputs.values[:, 0]
+
+    statistic = Counted()
+    train = Outputs.from_batch(np.arange(100.0), 100)
+    counter = Counter.fixed([Event(statistic, ">=", 60.0), Event(statistic, "<=", 9.0)], (train, train))
+    statistic.calls.clear()
+    tally = counter(Outputs.from_batch(np.arange(50.0, 150.0), 100))
+    assert statistic.calls == [100]
+    assert tally.counts.tolist() == [90, 0]

@@ -92,9 +92,12 @@ class Counter:
 
     def __call__(self, outputs: Outputs) -> Tally:
         outputs = self.layout(outputs)
-        counts, bins, undefined = [], [], []
+        counts, bins, undefined, computed = [], [], [], {}
         for event, edges in zip(self.events, self.edges):
-            values = event.statistic(outputs)
+            # a statistic once per batch, however many events read it (the two tails of a learned score)
+            if id(event.statistic) not in computed:
+                computed[id(event.statistic)] = event.statistic(outputs)
+            values = computed[id(event.statistic)]
             counts.append(event.count(values))
             histogram, missing = histogram_counts(values, edges)
             bins.append(histogram)

@@ -25,7 +25,7 @@ contain them; the halting statistics cover those runs.
 from __future__ import annotations
 
 import abc
-
+import functools
 from typing import Callable, ClassVar
 
 import attrs
@@ -335,24 +335,30 @@ def fit_statistics(first: Outputs, second: Outputs, ideal_reals: bool = False) -
     ``ideal_reals``: the claim is about the mechanism on the reals, so its float rounding is not
     tested (no ``Roundness``).
     """
-    found: list[Statistic] = []
-    if first.fields:
-        for field, width in first.fields:
-            parts = [values[present] for values, present in (field_values(side, field) for side in (first, second))]
-            inner = [Output()] if width == 1 else _vector_statistics(*parts, (width,))
-            inner += _real_statistics(*parts, ideal_reals)
-            found.extend(FieldStatistic(statistic, field) for statistic in inner)
-    else:
+    return [statistic for part in fitting_parts(first, second, ideal_reals) for statistic in part()]
+
+
+def fitting_parts(first: Outputs, second: Outputs, ideal_reals: bool = False) -> list[Callable[[], list[Statistic]]]:
+    """``fit_statistics`` in parts that fit independently (one per released field, or the whole
+    output, then the halting statistics), in its order: ``audit_pairs`` fits and searches them in
+    threads at once."""
+    def field_part(field: str, width: int) -> list[Statistic]:
+        parts = [values[present] for values, present in (field_values(side, field) for side in (first, second))]
+        inner = [Output()] if width == 1 else _vector_statistics(*parts, (width,))
+        inner += _real_statistics(*parts, ideal_reals)
+        return [FieldStatistic(statistic, field) for statistic in inner]
+
+    def output_part() -> list[Statistic]:
         shape = first.shape if first.shape is not None else second.shape
-        if shape == ():
-            found.append(Output())
-        elif shape is not None:
-            found.extend(_vector_statistics(first.released, second.released, shape))
-        if shape is not None:
-            found.extend(_real_statistics(first.released, second.released, ideal_reals))
-    reasons = sorted(set(first.reasons[first.halted]) | set(second.reasons[second.halted]))
-    if reasons:
-        found.append(Halted())
-    if len(reasons) > 1:
-        found.append(HaltReason(("",) + tuple(reasons)))
-    return found
+        if shape is None:
+            return []
+        found = [Output()] if shape == () else _vector_statistics(first.released, second.released, shape)
+        return found + _real_statistics(first.released, second.released, ideal_reals)
+
+    def halting_part() -> list[Statistic]:
+        reasons = sorted(set(first.reasons[first.halted]) | set(second.reasons[second.halted]))
+        return ([Halted()] if reasons else []) + ([HaltReason(("",) + tuple(reasons))] if len(reasons) > 1 else [])
+
+    parts = ([functools.partial(field_part, field, width) for field, width in first.fields] if first.fields
+             else [output_part])
+    return parts + [halting_part]
