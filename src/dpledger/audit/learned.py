@@ -121,7 +121,8 @@ class Features:
 
 def _column_rows(values: np.ndarray, steps: np.ndarray, columns: np.ndarray) -> np.ndarray:
     """One contiguous row per entry of ``columns`` (sorted indices into the output columns followed
-    by the increments, column j+1 minus column j for every j in ``steps``): ``_columns(...).T``."""
+    by the increments, column j+1 minus column j for every j in ``steps``): the same values as
+    ``_columns(values, steps)[:, columns].T``."""
     width, by_column = values.shape[1], np.ascontiguousarray(values.T)
     own, step = columns[columns < width], steps[columns[columns >= width] - width]
     return np.concatenate([by_column[own], by_column[step + 1] - by_column[step]])
