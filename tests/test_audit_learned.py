@@ -160,3 +160,11 @@ def test_an_audit_leaves_the_blas_thread_count_as_it_found_it():
     before = threads()
     audit_pairs(mixed_answers, [(np.zeros(6), np.ones(6))], epsilon=1.5, samples=8_000, seed=0)  # a learned fit
     assert threads() == before  # not left at one thread (a limit restored by the wrong thread would be)
+
+
+def test_the_scored_columns_are_the_fitted_ones():
+    # the fit reads the columns and increments from one map, the score from a column-major one
+    from dpledger.audit.learned import _column_rows, _columns
+    values = np.random.default_rng(0).normal(size=(50, 5))
+    steps, columns = np.array([0, 2, 3]), np.array([1, 4, 5, 7])
+    assert np.array_equal(_column_rows(values, steps, columns), _columns(values, steps)[:, columns].T)
