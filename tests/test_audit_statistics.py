@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 
 import attrs
 import numpy as np
@@ -63,6 +64,16 @@ def test_threshold_search_finds_a_separating_threshold():
     # {s >= t} favours the first side, {s <= t} the second: either is a correct choice
     assert (best.event.op, best.reverse) in {(">=", False), ("<=", True)}
     assert best.training_bound > 2.0
+
+
+def test_a_zero_threshold_is_plus_zero_whichever_side_holds_minus_zero():
+    # {s >= -0} and {s >= 0} are one event; the report names it one way, however the zeros were drawn
+    zeros = np.array([-0.0, 0.0, 1.0, -1.0] * 500)
+    for first, second in ((zeros, -zeros), (-zeros, zeros)):
+        found = search_events(Output(), Outputs.from_batch(first, first.size), Outputs.from_batch(second + 2, 2000),
+                              0.0, 1e-3)
+        zero = [c.event.threshold for c in found if c.event.threshold == 0]
+        assert zero and all(math.copysign(1.0, t) == 1.0 for t in zero), found
 
 
 def _halts_with_reason(data, rng):

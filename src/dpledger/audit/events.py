@@ -155,7 +155,8 @@ def search_events(statistic: Statistic, first: Outputs, second: Outputs, delta: 
     ordered = [np.sort(v[~np.isnan(v)]) for v in values]
     merged = np.concatenate(ordered)
     merged.sort(kind="stable")  # two sorted runs: a merge, twice as fast as np.unique's sort
-    thresholds = merged[np.r_[True, merged[1:] != merged[:-1]]] if merged.size else merged
+    # +0.0: one zero threshold whichever side's zero came first ({s >= -0} is {s >= 0})
+    thresholds = merged[np.r_[True, merged[1:] != merged[:-1]]] + 0.0 if merged.size else merged
     if thresholds.size == 0:
         return []
     ops = statistic.ops

@@ -71,7 +71,9 @@ class Features:
         """The unstandardised features, shape (runs, all features), or only the ``keep`` ones (a
         boolean mask over all), computed alone: the same values as ``raw(outputs)[:, keep]``."""
         found = [np.asarray(feature, dtype=np.float32) for feature in self.each(outputs, keep)]
-        return np.stack(found, axis=1) if found else np.zeros((len(outputs), 0), dtype=np.float32)
+        # column-major, as the fit's moments and products have always read it (their sums' bits
+        # follow the memory layout)
+        return np.stack(found).T if found else np.zeros((len(outputs), 0), dtype=np.float32)
 
     def each(self, outputs: Outputs, keep: np.ndarray | None = None) -> Iterator[np.ndarray]:
         """Every feature (or only the ``keep`` ones) as one array over the runs, in feature order:
@@ -123,9 +125,9 @@ def _column_rows(values: np.ndarray, steps: np.ndarray, columns: np.ndarray) -> 
     """One contiguous row per entry of ``columns`` (sorted indices into the output columns followed
     by the increments, column j+1 minus column j for every j in ``steps``): the same values as
     ``_columns(values, steps)[:, columns].T``."""
-    width, by_column = values.shape[1], np.ascontiguousarray(values.T)
+    width = values.shape[1]
     own, step = columns[columns < width], steps[columns[columns >= width] - width]
-    return np.concatenate([by_column[own], by_column[step + 1] - by_column[step]])
+    return np.concatenate([values[:, own].T, (values[:, step + 1] - values[:, step]).T])  # copies the kept only
 
 
 def _columns(values: np.ndarray, steps: np.ndarray) -> np.ndarray:
